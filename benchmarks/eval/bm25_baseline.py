@@ -1,0 +1,151 @@
+"""BM25-over-whole-files baseline: the simplest thing an agent harness could do.
+
+Score every ``.py`` file of the workspace against the task text with BM25
+(k1=1.5, b=0.75) over identifier-aware tokens, then pack whole files in rank
+order while they fit the budget (a file that does not fit is skipped and the
+next one tried). Whole files make "function found" trivially true whenever the
+file is in, which is the baseline's one advantage; its cost is that few files
+fit in a small budget.
+
+In ``open`` mode the open file is a working file: it is packed first (if it
+fits), exactly as a bundle would show the file being edited, and the rest
+follows by rank.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import tokens
+
+K1 = 1.5
+B = 0.75
+
+STOP_WORDS = frozenset(
+    """
+    a an and are as at be by for from has have in into is it its of on or that the this to was
+    were will with not no but if then else when which who we you i our can should would could
+    do does did done so all any some more most other such than too very just also only use
+    used using via add added adds fix fixed fixes make makes allow allows support new now
+    def class self cls return import none true false pass elif try except finally raise
+    lambda yield while py
+    """.split()
+)
+
+_WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+")
+_CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Identifier-aware tokens: ``get_HTTPResponse.parse`` -> get, http, response, parse.
+
+    Splitting on non-alphanumerics handles snake_case, dotted names and paths;
+    each piece is split again at camelCase boundaries, lowercased, and stop
+    words and one-character pieces are dropped.
+    """
+    out: list[str] = []
+    for word in _WORD_RE.findall(text):
+        for part in _CAMEL_RE.findall(word):
+            low = part.lower()
+            if len(low) > 1 and low not in STOP_WORDS:
+                out.append(low)
+    return out
+
+
+@dataclass
+class Document:
+    path: str  # workspace-relative, '/'-separated
+    text: str
+    tf: Counter[str]
+    length: int
+    rendered_tokens: int | None = None  # memo: tokens of render_file(path, text)
+
+    def block(self) -> tuple[str, int]:
+        block = render_file(self.path, self.text)
+        if self.rendered_tokens is None:
+            self.rendered_tokens = tokens.count(block)
+        return block, self.rendered_tokens
+
+
+class BM25Index:
+    """An in-memory BM25 index of one workspace's Python files (path included in the text)."""
+
+    def __init__(self, docs: list[Document]) -> None:
+        self.docs = docs
+        self.avgdl = sum(d.length for d in docs) / max(1, len(docs))
+        df: Counter[str] = Counter()
+        for d in docs:
+            df.update(d.tf.keys())
+        n = len(docs)
+        self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+
+    @classmethod
+    def from_workspace(cls, root: Path, files: list[str]) -> "BM25Index":
+        docs = []
+        for rel in files:
+            if not rel.endswith(".py"):
+                continue
+            try:
+                text = (root / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            toks = tokenize(rel) + tokenize(text)
+            docs.append(Document(rel, text, Counter(toks), len(toks)))
+        return cls(docs)
+
+    def rank(self, query: str) -> list[tuple[float, Document]]:
+        """Documents with a positive score, best first (ties broken by path for determinism)."""
+        q = Counter(tokenize(query))
+        scored = []
+        for d in self.docs:
+            s = 0.0
+            for term, qtf in q.items():
+                f = d.tf.get(term)
+                if not f:
+                    continue
+                norm = f * (K1 + 1) / (f + K1 * (1 - B + B * d.length / self.avgdl))
+                s += self.idf[term] * norm
+            if s > 0:
+                scored.append((s, d))
+        scored.sort(key=lambda x: (-x[0], x[1].path))
+        return scored
+
+
+def render_file(path: str, text: str) -> str:
+    """How a whole file is shown to the model (the header and fence are counted too)."""
+    if not text.endswith("\n"):
+        text += "\n"
+    return f"{path}\n```python\n{text}```\n\n"
+
+
+def pack(index: BM25Index, query: str, budget: int, open_file: str | None = None) -> list[tuple[str, str, int]]:
+    """Whole files in rank order that fit the budget: [(path, rendered block, tokens)]."""
+    chosen: list[tuple[str, str, int]] = []
+    used = 0
+    order: list[Document] = []
+    if open_file:
+        order += [d for d in index.docs if d.path == open_file]
+    order += [d for _, d in index.rank(query) if d.path != open_file]
+    for d in order:
+        block, n = d.block()
+        if used + n <= budget:
+            chosen.append((d.path, block, n))
+            used += n
+    return chosen
+
+
+def list_files(root: Path) -> list[str]:
+    """Workspace files (sorted, '/'-separated), skipping tool caches the systems may create."""
+    skip_dirs = {".git", "__pycache__", ".ctx-lsp", ".mypy_cache", ".pytest_cache", ".tox", ".venv"}
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in skip_dirs and not d.startswith(".aider"))
+        for name in filenames:
+            rel = os.path.relpath(os.path.join(dirpath, name), root)
+            out.append(rel.replace(os.sep, "/"))
+    return sorted(out)

@@ -1,0 +1,341 @@
+"""The systems under test, behind one small interface.
+
+Each system turns (workspace, task text, budget, optional open file) into a
+:class:`metrics.Bundle`. ``prepare`` is called once per workspace before any
+timed request, so latency is per request on a warm system (an editor session),
+and the one-off cost of a new workspace is recorded separately as ``scan_s``.
+
+Systems:
+- ``ctxlsp``        ctx-lsp through its CLI, one process per request (what a script sees);
+- ``ctxlsp-inproc`` ctx-lsp's CLI ``main()`` called in this process (no interpreter
+                    start-up per request; closer to the long-running server);
+- ``bm25``          whole files ranked by BM25 (``bm25_baseline.py``);
+- ``aider``         Aider's repo map, in Aider's own virtualenv (``aider_runner.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import bm25_baseline
+from metrics import Bundle, Piece
+
+HERE = Path(__file__).resolve().parent
+PROJECT_ROOT = HERE.parents[1]
+DEFAULT_AIDER_PYTHON = os.environ.get("CTX_EVAL_AIDER_PYTHON", "/tmp/aider-venv/bin/python")
+
+
+def file_hash(*paths: Path) -> str:
+    h = hashlib.sha256()
+    for p in paths:
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def tree_hash(root: Path, pattern: str = "**/*.py") -> str:
+    """Fingerprint of a source tree, so cached results die when the engine changes."""
+    h = hashlib.sha256()
+    for p in sorted(root.glob(pattern)):
+        if "__pycache__" in p.parts:
+            continue
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+class System(ABC):
+    name: str
+
+    @abstractmethod
+    def version_key(self) -> str:
+        """Changes whenever the system's code changes (invalidates cached results)."""
+
+    def prepare(self, workspace: Path, files: list[str]) -> float | None:
+        """Untimed warm-up for a new workspace; returns its duration in seconds."""
+        return None
+
+    @abstractmethod
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int,
+               open_file: str | None) -> Bundle: ...
+
+    def close(self) -> None:
+        pass
+
+
+# --------------------------------------------------------------------------- ctx-lsp
+
+
+def _rel_path(workspace: Path, section: dict) -> str | None:
+    path = section.get("path")
+    if not path and section.get("uri", "").startswith("file:"):
+        path = unquote(urlparse(section["uri"]).path)
+    if not path:
+        return None
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            p = p.resolve().relative_to(workspace.resolve())
+        except ValueError:
+            return None
+    return p.as_posix()
+
+
+def bundle_from_ctxlsp_json(workspace: Path, data: dict, latency_s: float) -> Bundle:
+    pieces = []
+    for s in data.get("sections", []):
+        rng = s.get("range") or {}
+        pieces.append(Piece(
+            path=_rel_path(workspace, s),
+            content=s.get("content", ""),
+            start_line=rng.get("start_line"),
+            end_line=rng.get("end_line"),
+        ))
+    extra = {"sections": [
+        {k: s.get(k) for k in ("contributor", "path", "tier", "range", "tokens")}
+        for s in data.get("sections", [])
+    ]}
+    return Bundle(pieces, data.get("text", ""), latency_s, data.get("total_tokens"), extra)
+
+
+def ctxlsp_args(workspace: Path, query: str, budget: int, open_file: str | None) -> list[str]:
+    args = ["bundle", "--workspace", str(workspace), "--query", query,
+            "--budget", str(budget), "--format", "json"]
+    if open_file:
+        args += ["--open", open_file]
+    return args
+
+
+class CtxLspCli(System):
+    """``python -m ctx_lsp bundle ... --format json`` as a subprocess, run from the checkout."""
+
+    name = "ctxlsp"
+
+    def __init__(self, project_root: Path = PROJECT_ROOT, python: str = sys.executable,
+                 timeout_s: float = 600) -> None:
+        self.root = project_root
+        self.python = python
+        self.timeout_s = timeout_s
+
+    @staticmethod
+    def available(project_root: Path = PROJECT_ROOT) -> bool:
+        proc = subprocess.run([sys.executable, "-m", "ctx_lsp", "bundle", "--help"],
+                              cwd=project_root, capture_output=True, text=True)
+        return proc.returncode == 0
+
+    def version_key(self) -> str:
+        return tree_hash(self.root / "ctx_lsp")
+
+    def _run(self, workspace: Path, query: str, budget: int, open_file: str | None) -> tuple[dict, float]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(self.root) + os.pathsep + env.get("PYTHONPATH", "")
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            [self.python, "-m", "ctx_lsp", *ctxlsp_args(workspace, query, budget, open_file)],
+            cwd=self.root, env=env, capture_output=True, text=True, timeout=self.timeout_s,
+        )
+        elapsed = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"ctx-lsp exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+        return json.loads(proc.stdout), elapsed
+
+    def prepare(self, workspace: Path, files: list[str]) -> float | None:
+        _, elapsed = self._run(workspace, "warm up the index", 1000, None)
+        return elapsed
+
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int,
+               open_file: str | None) -> Bundle:
+        data, elapsed = self._run(workspace, query, budget, open_file)
+        return bundle_from_ctxlsp_json(workspace, data, elapsed)
+
+
+class CtxLspInProcess(System):
+    """ctx-lsp's CLI entry point called in this process, stdout captured.
+
+    Same arguments and output as :class:`CtxLspCli`, without interpreter start-up
+    and imports per request; whatever the engine caches in-process stays warm.
+    """
+
+    name = "ctxlsp-inproc"
+
+    def __init__(self, project_root: Path = PROJECT_ROOT) -> None:
+        self.root = project_root
+        if str(project_root) not in sys.path:
+            sys.path.insert(0, str(project_root))
+        from ctx_lsp import cli  # noqa: PLC0415 (only when this system is asked for)
+
+        self.cli = cli
+
+    def version_key(self) -> str:
+        return tree_hash(self.root / "ctx_lsp")
+
+    def _run(self, workspace: Path, query: str, budget: int, open_file: str | None) -> tuple[dict, float]:
+        buf = io.StringIO()
+        t0 = time.perf_counter()
+        with contextlib.redirect_stdout(buf):
+            rc = self.cli.main(ctxlsp_args(workspace, query, budget, open_file))
+        elapsed = time.perf_counter() - t0
+        if rc not in (0, None):
+            raise RuntimeError(f"ctx-lsp main() returned {rc}")
+        return json.loads(buf.getvalue()), elapsed
+
+    def prepare(self, workspace: Path, files: list[str]) -> float | None:
+        return self._run(workspace, "warm up the index", 1000, None)[1]
+
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int,
+               open_file: str | None) -> Bundle:
+        data, elapsed = self._run(workspace, query, budget, open_file)
+        return bundle_from_ctxlsp_json(workspace, data, elapsed)
+
+
+# --------------------------------------------------------------------------- BM25
+
+
+class Bm25System(System):
+    name = "bm25"
+
+    def __init__(self) -> None:
+        self._ws: Path | None = None
+        self._index: bm25_baseline.BM25Index | None = None
+
+    def version_key(self) -> str:
+        return file_hash(HERE / "bm25_baseline.py", HERE / "tokens.py")
+
+    def prepare(self, workspace: Path, files: list[str]) -> float | None:
+        t0 = time.perf_counter()
+        self._index = bm25_baseline.BM25Index.from_workspace(workspace, files)
+        for doc in self._index.docs:  # token counts are index-time work, not per-request
+            doc.block()
+        self._ws = workspace
+        return time.perf_counter() - t0
+
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int,
+               open_file: str | None) -> Bundle:
+        if self._ws != workspace or self._index is None:
+            self.prepare(workspace, files)
+        assert self._index is not None
+        t0 = time.perf_counter()
+        chosen = bm25_baseline.pack(self._index, query, budget, open_file)
+        elapsed = time.perf_counter() - t0
+        by_path = {d.path: d.text for d in self._index.docs}
+        pieces = [Piece(path, by_path[path]) for path, _, _ in chosen]
+        text = "".join(block for _, block, _ in chosen)
+        return Bundle(pieces, text, elapsed, sum(n for _, _, n in chosen),
+                      {"files": [p for p, _, _ in chosen]})
+
+
+# --------------------------------------------------------------------------- Aider
+
+
+def parse_aider_map(text: str, files: set[str]) -> list[Piece]:
+    """Split a repo map into one piece per file entry.
+
+    Entries are ``path:`` followed by ``│``/``⋮`` code lines, or a bare ``path``
+    line for files shown without tags. Headers are recognised only when they name
+    a workspace file, so a stray code line can never become a "found" file.
+    """
+    pieces: list[Piece] = []
+    cur: Piece | None = None
+    for line in text.splitlines():
+        if line.startswith(("│", "⋮")):
+            if cur is not None:
+                cur.content += line[1:] + "\n"
+            continue
+        s = line.strip()
+        if not s:
+            continue
+        path = s[:-1] if s.endswith(":") and s[:-1] in files else s
+        if path in files:
+            cur = Piece(path, "")
+            pieces.append(cur)
+        elif cur is not None:  # unexpected line: keep it with the current entry
+            cur.content += line + "\n"
+    return pieces
+
+
+class AiderSystem(System):
+    """Aider's RepoMap in its own venv, via a long-lived ``aider_runner.py --serve``."""
+
+    name = "aider"
+
+    def __init__(self, python: str = DEFAULT_AIDER_PYTHON) -> None:
+        self.python = python
+        self._proc: subprocess.Popen[str] | None = None
+        self._version: str | None = None
+
+    def version_key(self) -> str:
+        if self._version is None:
+            out = subprocess.run(
+                [self.python, "-c", "import aider, grep_ast, tree_sitter_language_pack as t;"
+                 "print(aider.__version__)"],
+                capture_output=True, text=True, check=True,
+            )
+            self._version = out.stdout.strip() + "-" + file_hash(HERE / "aider_runner.py",
+                                                                  HERE / "tokens.py")
+        return self._version
+
+    def _request(self, req: dict[str, Any]) -> dict[str, Any]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                [self.python, str(HERE / "aider_runner.py"), "--serve"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                text=True, cwd="/tmp",
+            )
+        assert self._proc.stdin and self._proc.stdout
+        self._proc.stdin.write(json.dumps(req) + "\n")
+        self._proc.stdin.flush()
+        line = self._proc.stdout.readline()
+        if not line:
+            raise RuntimeError("aider_runner exited")
+        res = json.loads(line)
+        if "error" in res:
+            raise RuntimeError(f"aider_runner: {res['error']}")
+        return res
+
+    def prepare(self, workspace: Path, files: list[str]) -> float | None:
+        res = self._request({"workspace": str(workspace), "query": "", "budget": 1024,
+                             "open_file": None, "files": files})
+        return res.get("scan_s")
+
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int,
+               open_file: str | None) -> Bundle:
+        res = self._request({"workspace": str(workspace), "query": query, "budget": budget,
+                             "open_file": open_file, "files": files})
+        pieces = parse_aider_map(res["map"], set(files))
+        extra = {k: res[k] for k in ("raw_tokens", "shrinks", "final_max_map_tokens")}
+        return Bundle(pieces, res["map"], res["latency_s"], res["tokens"], extra)
+
+    def close(self) -> None:
+        if self._proc is not None:
+            if self._proc.stdin:
+                self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+            self._proc = None
+
+
+SYSTEMS = {
+    "ctxlsp": CtxLspCli,
+    "ctxlsp-inproc": CtxLspInProcess,
+    "bm25": Bm25System,
+    "aider": AiderSystem,
+}
+
+
+def make_system(name: str) -> System:
+    try:
+        return SYSTEMS[name]()
+    except KeyError:
+        raise SystemExit(f"unknown system {name!r}; choose from {', '.join(SYSTEMS)}") from None

@@ -1,0 +1,215 @@
+"""Checks of the eval's own logic on a tiny git repo made in tmp (no network, no Aider).
+
+Run: python -m pytest benchmarks/eval/test_eval.py -q
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bm25_baseline  # noqa: E402
+import metrics  # noqa: E402
+import run as runner  # noqa: E402
+from gitrepo import GitRepo  # noqa: E402
+from instances import clean_message, definitions, extract, is_test_path, task_is_usable  # noqa: E402
+from metrics import Bundle, Piece  # noqa: E402
+from systems import Bm25System, parse_aider_map  # noqa: E402
+
+MOD_V1 = '''\
+"""A module."""
+
+
+def helper(x):
+    return x + 1
+
+
+class Foo:
+    def bar(self):
+        return 1
+
+    def baz(self, items):
+        total = 0
+        for i in items:
+            total += i
+        return total
+
+
+class Other:
+    def baz(self):
+        return "other"
+'''
+
+MOD_V2 = MOD_V1.replace(
+    "        total = 0\n", "        if not items:\n            return None\n        total = 0\n"
+).replace(
+    "    def baz(self, items):", "    def qux(self):\n        return 2\n\n    def baz(self, items):"
+)
+
+OTHER_V1 = '''\
+import os
+
+
+@decorator
+def load(path):
+    return open(path).read()
+
+
+def save(path, data):
+    pass
+'''
+
+OTHER_V2 = OTHER_V1.replace("    return open(path).read()", "    with open(path) as fh:\n        return fh.read()")
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
+               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+
+
+@pytest.fixture()
+def tiny_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, "pkg/mod.py", MOD_V1)
+    write(root, "pkg/other.py", OTHER_V1)
+    write(root, "tests/test_mod.py", "def test_x():\n    assert True\n")
+    write(root, "README.md", "# tiny\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "Initial import of the tiny package for tests")
+    write(root, "pkg/mod.py", MOD_V2)
+    write(root, "pkg/other.py", OTHER_V2)
+    write(root, "tests/test_mod.py", "def test_x():\n    assert 1\n")
+    write(root, "CHANGES.md", "- fixed\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m",
+        "Make Foo.baz return None for empty input\n\nAlso close files in load.\n\n"
+        "Fixes #12\n\nSigned-off-by: Someone <s@example.com>")
+    write(root, "pkg/mod.py", MOD_V2 + "\n__version__ = '2'\n")
+    git(root, "commit", "-q", "-am", "Bump version to 2.0 for the next release today")
+    return root
+
+
+def test_extracts_one_instance_with_files_functions_and_open_file(tiny_repo: Path) -> None:
+    insts = extract(tiny_repo)
+    assert len(insts) == 1  # the bump and the root commit are skipped
+    inst = insts[0]
+    assert inst.files == ["pkg/mod.py", "pkg/other.py"]  # test file and CHANGES.md excluded
+    assert "Signed-off-by" not in inst.task and "Fixes #12" in inst.task
+    quals = {(f["path"], f["qualname"]) for f in inst.functions}
+    # Foo.baz modified; qux inserted between bar and baz touches class Foo; load modified.
+    assert quals == {("pkg/mod.py", "Foo.baz"), ("pkg/mod.py", "Foo"), ("pkg/other.py", "load")}
+    load = next(f for f in inst.functions if f["qualname"] == "load")
+    assert load["start_line"] == 4 and load["def_line"] == 5  # decorator vs def line
+    assert inst.open_file == "pkg/mod.py"  # the most changed file
+    files, funcs = inst.answer("open")
+    assert files == ["pkg/other.py"] and [f["qualname"] for f in funcs] == ["load"]
+    assert inst.parent == git(tiny_repo, "rev-parse", "HEAD~2").strip()
+
+
+def test_bare_repo_and_workspace(tiny_repo: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(tiny_repo), str(bare)], check=True)
+    inst = extract(bare)[0]
+    ws = GitRepo(bare).workspace(inst.parent, tmp_path / "ws")
+    assert (ws / "pkg" / "mod.py").read_text() == MOD_V1
+    assert bm25_baseline.list_files(ws) == ["README.md", "pkg/mod.py", "pkg/other.py",
+                                            "tests/test_mod.py"]
+    assert GitRepo(bare).workspace(inst.parent, tmp_path / "ws") == ws  # cached
+
+
+def test_helpers() -> None:
+    assert is_test_path("tests/foo.py") and is_test_path("src/test_x.py")
+    assert is_test_path("a/b_test.py") and not is_test_path("src/testing_utils.py")
+    assert clean_message("Fix it\n\n--HG--\nbranch : trunk\nCo-authored-by: x") == "Fix it"
+    assert not task_is_usable("Bump version", "Bump version to 3.0 for release soon ok")
+    assert not task_is_usable("Fix", "Fix")
+    assert task_is_usable("Fix crash", "Fix crash when the encoding is None (#355)")
+    defs = {d.qualname: d for d in definitions(MOD_V1)}
+    assert set(defs) == {"helper", "Foo", "Foo.bar", "Foo.baz", "Other", "Other.baz"}
+    assert [s.name for s in defs["Foo.baz"].chain] == ["Foo", "baz"]
+
+
+FOO_BAZ = {"path": "pkg/mod.py", "qualname": "Foo.baz", "kind": "def", "start_line": 12,
+           "def_line": 12, "end_line": 16,
+           "chain": [{"kind": "class", "name": "Foo", "line": 8, "text": "class Foo:"},
+                     {"kind": "def", "name": "baz", "line": 12,
+                      "text": "def baz(self, items):"}]}
+
+
+def test_function_found_rules() -> None:
+    # A map block showing only Other.baz must not count as showing Foo.baz.
+    other_only = Piece("pkg/mod.py", "class Foo:\n    def bar(self):\nclass Other:\n    def baz(self):\n")
+    assert not metrics.piece_shows_function(other_only, FOO_BAZ)
+    chain_ok = Piece("pkg/mod.py", "class Foo:\n...\n    def baz(self, items):\n")
+    assert metrics.piece_shows_function(chain_ok, FOO_BAZ)
+    # With a range, the range must cover the def line; then `def baz` alone is enough.
+    assert metrics.piece_shows_function(Piece("pkg/mod.py", "12  def baz(self, items):", 12, 16), FOO_BAZ)
+    assert not metrics.piece_shows_function(Piece("pkg/mod.py", "def baz(self):", 19, 21), FOO_BAZ)
+    assert not metrics.piece_shows_function(Piece("pkg/other.py", chain_ok.content), FOO_BAZ)
+    # Numbered outline of the whole file: the gutter line for def_line decides.
+    outline = " 8│ class Foo:\n 9│     def bar(self)\n12│     def baz(self, items)\n"
+    assert metrics.piece_shows_function(Piece("pkg/mod.py", outline, 1, 21), FOO_BAZ)
+    other_outline = " 8│ class Foo:\n 9│     def bar(self)\n20│ class Other:\n21│     def baz(self)\n"
+    assert not metrics.piece_shows_function(Piece("pkg/mod.py", other_outline, 1, 21), FOO_BAZ)
+    whole = Piece("pkg/mod.py", MOD_V1)  # a whole file shows everything in it
+    assert metrics.piece_shows_function(whole, FOO_BAZ)
+
+
+def test_score_and_aggregate(tiny_repo: Path) -> None:
+    inst = extract(tiny_repo)[0]
+    bundle = Bundle([Piece("pkg/mod.py", MOD_V1), Piece(None, "# README")], "some text", 0.01, 3)
+    row = runner.score(inst, "cold", 100, bundle)
+    assert row["files_found"] == ["pkg/mod.py"] and row["file_recall"] == 0.5
+    assert row["func_recall"] == pytest.approx(2 / 3) and not row["overrun"]
+    row_open = runner.score(inst, "open", 100, bundle)
+    assert row_open["file_recall"] == 0.0 and row_open["func_recall"] == 0.0
+    big = runner.score(inst, "cold", 1, bundle)
+    assert big["overrun"]
+    rows = [dict(row, system="s", mode="cold", budget=100),
+            dict(row_open, system="s", mode="open", budget=100),
+            {"error": "boom", "system": "s", "mode": "cold", "budget": 100,
+             "files_total": 2, "funcs_total": 3}]
+    summ = runner.aggregate(rows)
+    assert summ["s|cold|100"]["file_recall"] == pytest.approx(0.25)  # error counts as 0
+    assert summ["s|cold|100"]["errors"] == 1
+    assert "| s | cold |" in runner.markdown_table(summ, ["s"], ["cold", "open"], [100])
+
+
+def test_bm25_packs_whole_files_within_budget(tiny_repo: Path) -> None:
+    inst = extract(tiny_repo)[0]
+    ws = GitRepo(tiny_repo).workspace(inst.parent, tiny_repo.parent / "ws")
+    files = bm25_baseline.list_files(ws)
+    assert bm25_baseline.tokenize("get_HTTPResponse.parseURL pkg/mod.py") == [
+        "get", "http", "response", "parse", "url", "pkg", "mod"]
+    system = Bm25System()
+    b = system.bundle(ws, files, "Foo baz items total", 10_000, None)
+    assert [p.path for p in b.pieces][0] == "pkg/mod.py"
+    assert "pkg/other.py" not in b.paths()  # no query term in it: not retrieved
+    small = system.bundle(ws, files, "Foo baz items total", 20, None)
+    assert small.pieces == [] and small.text == ""
+    opened = system.bundle(ws, files, "Foo baz items total", 10_000, "pkg/other.py")
+    assert [p.path for p in opened.pieces][:2] == ["pkg/other.py", "pkg/mod.py"]
+
+
+def test_parse_aider_map() -> None:
+    text = ("\nREADME.md\n\npkg/mod.py:\n⋮\n│class Foo:\n⋮\n│    def baz(self, items):\n⋮\n"
+            "\npkg/other.py:\n│def load(path):\n")
+    pieces = parse_aider_map(text, {"README.md", "pkg/mod.py", "pkg/other.py"})
+    assert [p.path for p in pieces] == ["README.md", "pkg/mod.py", "pkg/other.py"]
+    assert metrics.piece_shows_function(pieces[1], FOO_BAZ)

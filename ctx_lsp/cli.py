@@ -1,0 +1,260 @@
+"""Command line: `ctx-lsp serve | index | status | outline | bundle`.
+
+The CLI calls the same engine the server does. In `serve` mode stdout belongs to
+JSON-RPC, so logging goes to stderr (or `--log-file`), never stdout; other commands print
+their result on stdout and progress on stderr, so `--format json` output can be piped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Sequence, TextIO
+
+from ctx_lsp import __version__
+from ctx_lsp.errors import CtxError
+
+ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", ".hg", "ctx-lsp.toml")
+"""Files that mark a project root when `outline FILE` is called without `--workspace`."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ctx-lsp",
+        description="Context engine for coding agents: budgeted, tiered code context over LSP, MCP or the CLI.",
+    )
+    parser.add_argument("--version", action="version", version=f"ctx-lsp {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="run the language server (stdio by default)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument("--log-file", type=Path, help="write logs here instead of stderr")
+    serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+
+    index = sub.add_parser("index", help="index a workspace (fills the .ctx-lsp/ cache)")
+    index.add_argument("directory", type=Path)
+    index.add_argument("--force", action="store_true", help="ignore the cache and re-parse everything")
+    index.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    status = sub.add_parser("status", help="index (from the cache) and show workspace status")
+    status.add_argument("directory", type=Path)
+    status.add_argument("--format", choices=["human", "json"], default="human")
+
+    outline = sub.add_parser("outline", help="show one file at a tier")
+    outline.add_argument("file", type=Path)
+    outline.add_argument("--tier", type=int, choices=[1, 2, 3], default=1)
+    outline.add_argument("--workspace", type=Path, help="workspace root (default: nearest project root)")
+
+    bundle = sub.add_parser("bundle", help="assemble a context bundle for a query")
+    bundle.add_argument("--workspace", type=Path, default=Path("."), help="workspace root (default: .)")
+    bundle.add_argument("--query", default="", help="the task, in words and identifiers")
+    bundle.add_argument("--agent", default="default", help="agent name (sets tier and budget defaults)")
+    bundle.add_argument("--budget", type=int, help="token budget for the whole bundle")
+    bundle.add_argument("--tier", type=int, choices=[1, 2, 3], help="override the agent's tier")
+    bundle.add_argument("--open", action="append", default=[], metavar="PATH",
+                        help="a working file (repeatable); relative paths are relative to the workspace")
+    bundle.add_argument("--focus", metavar="PATH:LINE", help="file and 1-based line under the cursor")
+    bundle.add_argument("--format", choices=["markdown", "xml", "json"], default="markdown")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        return _serve(args)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="ctx-lsp: %(message)s")
+    try:
+        if args.command == "index":
+            return _index(args)
+        if args.command == "status":
+            return _status(args)
+        if args.command == "outline":
+            return _outline(args)
+        if args.command == "bundle":
+            return _bundle(args)
+    except CtxError as err:
+        print(f"ctx-lsp: error: {err}", file=sys.stderr)
+        return 2
+    return 2  # pragma: no cover - argparse enforces a command
+
+
+def _serve(args: argparse.Namespace) -> int:
+    handler: logging.Handler
+    handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(args.log_level)
+    logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))
+
+    from ctx_lsp.server.app import create_server
+
+    server = create_server()
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not host or not port.isdigit():
+            print("ctx-lsp: error: --tcp expects HOST:PORT, e.g. 127.0.0.1:2087", file=sys.stderr)
+            return 2
+        server.start_tcp(host, int(port))
+    else:
+        server.start_io()
+    return 0
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr; plain periodic lines when stderr is not a TTY."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: TextIO = sys.stderr, enabled: bool = True):
+        self.stream = stream
+        self.enabled = enabled
+        self.tty = stream.isatty()
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int, message: str) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        final = total and done >= total
+        if now - self._last < (0.05 if self.tty else 1.0) and not final:
+            return
+        self._last = now
+        if total:
+            filled = int(self.WIDTH * done / total)
+            bar = "#" * filled + "-" * (self.WIDTH - filled)
+            line = f"[{bar}] {done}/{total} {message}"
+        else:
+            line = message
+        if self.tty:
+            self.stream.write("\r\033[K" + line)
+            if final:
+                self.stream.write("\n")
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _engine(directory: Path):
+    from ctx_lsp.engine import Engine
+
+    if not directory.is_dir():
+        raise CtxError(f"{directory} is not a directory")
+    return Engine([directory])
+
+
+def _index(args: argparse.Namespace) -> int:
+    engine = _engine(args.directory)
+    started = time.perf_counter()
+    stats = engine.index(ProgressBar(enabled=not args.quiet), force=args.force)
+    elapsed = time.perf_counter() - started
+    files = len(engine.workspace.files)
+    skipped = ", ".join(f"{k} {v}" for k, v in sorted(stats.skipped.items())) or "none"
+    print(
+        f"indexed {files} files in {elapsed:.2f}s ({stats.parsed} parsed, {stats.reused} from cache; "
+        f"{files / elapsed if elapsed else 0:.0f} files/s); skipped: {skipped}"
+    )
+    for warning in engine.workspace.cache_warnings():
+        print(f"warning: {warning}", file=sys.stderr)
+    engine.close()
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from ctx_lsp.wire import to_wire
+
+    engine = _engine(args.directory)
+    engine.index()
+    report = engine.status()
+    engine.close()
+    if args.format == "json":
+        print(json.dumps(to_wire(report), indent=2))
+        return 0
+    print(f"ctx-lsp {report.version} — {', '.join(report.folders)}")
+    langs = ", ".join(f"{k} {v}" for k, v in report.files_by_language.items()) or "none"
+    print(f"  files indexed : {report.files_indexed} ({langs})")
+    print(f"  symbols       : {report.symbols}")
+    print(f"  tokens        : {report.tokens} ({report.tokenizer})")
+    skipped = ", ".join(f"{k} {v}" for k, v in report.skipped.items()) or "none"
+    print(f"  skipped files : {skipped}; ignored directories: {report.ignored_dirs}")
+    if report.too_large:
+        print(f"  too large     : {', '.join(report.too_large[:10])}")
+    for problem in report.problems[:10]:
+        print(f"  problem       : {problem}")
+    print(f"  last index    : {report.last_index['seconds']}s "
+          f"({report.last_index['parsed']} parsed, {report.last_index['reused']} from cache)")
+    print(f"  cache         : {', '.join(report.cache['locations']) or 'off'}")
+    for warning in [*report.cache["warnings"], *report.config["warnings"]]:
+        print(f"  warning       : {warning}")
+    return 0
+
+
+def find_root(path: Path) -> Path:
+    for candidate in [path.parent, *path.parent.parents]:
+        if any((candidate / m).exists() for m in ROOT_MARKERS):
+            return candidate
+    return path.parent
+
+
+def _outline(args: argparse.Namespace) -> int:
+    file = args.file.resolve()
+    if not file.is_file():
+        raise CtxError(f"{args.file} is not a file")
+    engine = _engine(args.workspace or find_root(file))
+    engine.index()
+    result = engine.outline(str(file), args.tier)
+    engine.close()
+    print(result.content, end="" if result.content.endswith("\n") else "\n")
+    print(f"-- {result.path}: tier {result.tier}, {result.tokens} tokens"
+          + (" (cut to the tier cap)" if result.truncated else ""), file=sys.stderr)
+    return 0
+
+
+def _resolve_cli_path(workspace: Path, raw: str) -> str:
+    p = Path(raw)
+    if p.is_absolute():
+        return str(p)
+    in_ws = workspace / p
+    return str(in_ws if in_ws.exists() or not p.exists() else p.resolve())
+
+
+def _bundle(args: argparse.Namespace) -> int:
+    from ctx_lsp.engine import BundleRequest, Focus
+    from ctx_lsp.errors import InvalidParam
+    from ctx_lsp.wire import to_wire
+
+    workspace = args.workspace.resolve()
+    focus = None
+    if args.focus:
+        path, _, line = args.focus.rpartition(":")
+        if not path or not line.isdigit() or int(line) < 1:
+            raise InvalidParam("--focus", f"{args.focus!r} is not PATH:LINE", "e.g. --focus pkg/mod.py:42")
+        focus = Focus(_resolve_cli_path(workspace, path), int(line) - 1)
+    if args.budget is not None and args.budget < 1:
+        raise InvalidParam("--budget", f"{args.budget} is not a positive token count", "e.g. --budget 8000")
+    engine = _engine(workspace)
+    engine.index()
+    request = BundleRequest(
+        query=args.query,
+        agent=args.agent,
+        budget=args.budget,
+        tier=args.tier,
+        focus=focus,
+        open=tuple(_resolve_cli_path(workspace, p) for p in args.open),
+        format="markdown" if args.format == "json" else args.format,
+    )
+    result = engine.bundle(request)
+    engine.close()
+    if args.format == "json":
+        print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(result.text)
+        print(f"-- {len(result.sections)} sections, {result.total_tokens}/{result.budget} tokens "
+              f"({result.snapshot.tokenizer})", file=sys.stderr)
+        for warning in result.snapshot.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+    return 0

@@ -1,0 +1,1 @@
+"""Code understanding: tree-sitter outlines and tier renderings."""

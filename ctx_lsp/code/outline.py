@@ -1,0 +1,636 @@
+"""Tree-sitter outlines of Python files (and the dispatch to markdown / plain text).
+
+An `Outline` is everything the index keeps about a file's shape: imports, top-level
+constants, every class and function (nested ones flattened, with depth and parent), the
+calls each one makes, and identifier counts for the cross-file reference graph. Tier
+renderings (`tiers.py`) and the index work from it without parsing again, and the SQLite
+cache stores it through `outline_to_json` / `outline_from_json`.
+
+Speed shapes the code: a whole repository is outlined with this on a cold index. The
+per-node work (definitions, calls, identifiers) is one `QueryCursor.captures` pass in C;
+Python only touches definition nodes and the module's top-level statements, and every
+walk uses an explicit stack so deeply nested code cannot hit the recursion limit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+from operator import attrgetter
+
+import tree_sitter_python
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
+
+__all__ = [
+    "Constant",
+    "Import",
+    "Outline",
+    "Symbol",
+    "Tier",
+    "outline_for",
+    "outline_from_json",
+    "outline_python",
+    "outline_text",
+    "outline_to_json",
+    "split_lines",
+]
+
+
+class Tier(IntEnum):
+    """How much of a file a section shows (DESIGN: Concepts → Tiers)."""
+
+    OUTLINE = 1
+    FOCUSED = 2
+    FULL = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A class, function or method (Python) or a heading (markdown).
+
+    Lines are 1-based and inclusive; `start_line` includes decorators. `signature` is the
+    header up to (not including) its final ":", on one line.
+    """
+
+    qualname: str
+    name: str
+    kind: str
+    signature: str
+    decorators: tuple[str, ...]
+    doc: str
+    start_line: int
+    end_line: int
+    body_start_line: int
+    depth: int
+    parent: str
+    calls: tuple[str, ...]
+    is_async: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One imported module. `import a.b, c` gives two, both with the statement's text."""
+
+    line: int
+    text: str
+    module: str
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Constant:
+    """A module-level assignment (`X = ...`, `X: int = ...`, `type X = ...`)."""
+
+    line: int
+    name: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Outline:
+    """The shape of one file; see the module docstring."""
+
+    language: str
+    docstring: str
+    imports: tuple[Import, ...]
+    constants: tuple[Constant, ...]
+    symbols: tuple[Symbol, ...]
+    references: tuple[tuple[str, int], ...]
+    line_count: int
+    has_errors: bool
+
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
+
+CONSTANT_TEXT_MAX_CHARS = 100
+"""Constants show their first line only, cut here: a table literal must not eat the outline."""
+
+OUTLINE_JSON_VERSION = 1
+"""Bumped whenever the JSON shape or the extraction changes, so cached outlines are redone."""
+
+log = logging.getLogger(__name__)
+
+_PY_LANGUAGE = Language(tree_sitter_python.language())
+
+# One pass in C over every node gives what would otherwise need a Python walk of the
+# whole tree: definitions, call targets (`f()`, `obj.m()` -> the last name), all
+# identifiers (attribute names are identifiers too) and the import statements whose
+# identifiers the reference counts leave out.
+_QUERY = Query(
+    _PY_LANGUAGE,
+    """
+    (function_definition) @def
+    (class_definition) @def
+    (decorated_definition) @dec
+    (call function: (identifier) @call)
+    (call function: (attribute attribute: (identifier) @call))
+    (identifier) @id
+    (import_statement) @imp
+    (import_from_statement) @imp
+    (future_import_statement) @imp
+    """,
+)
+
+_thread_state = threading.local()
+
+_TEXT_OF = attrgetter("text")
+_START_BYTE = attrgetter("start_byte")
+
+# Statements whose blocks may hold module-level imports and constants
+# (`if sys.version_info >= ...:`, `try: import x except ImportError: ...`).
+_COMPOUND_TYPES = frozenset(
+    {
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "try_statement",
+        "except_clause",
+        "except_group_clause",
+        "finally_clause",
+        "with_statement",
+        "for_statement",
+        "while_statement",
+        "match_statement",
+        "case_clause",
+        "block",
+        "ERROR",
+    }
+)
+_IMPORT_TYPES = frozenset({"import_statement", "import_from_statement", "future_import_statement"})
+
+# `if TYPE_CHECKING:` holds type-only imports (kept: they are real dependencies) and
+# aliases that only a type checker sees; `if __name__ == "__main__":` holds script
+# state. Constants inside either are noise in an outline.
+_NOISY_IF_CONDITION = re.compile(
+    r"^(?:\w+\.)?TYPE_CHECKING$|^__name__\s*==\s*['\"]__main__['\"]$"
+)
+_MAY_OPEN_DOCSTRING = re.compile(rb"[rRbBuUfF]{0,2}[\"']|#")
+"""A block whose first bytes are not a (prefixed) quote or a comment has no docstring."""
+_DOCSTRING_PREFIX = re.compile(r"^[rRbBuUfF]{0,2}")
+_ESCAPED_NEWLINE = re.compile(r"\\\r?\n")
+# Whitespace that only a line break put there: after an opening bracket, and before a
+# closing one together with the "magic" trailing comma of a one-per-line list.
+_BROKEN_AFTER_OPEN = re.compile(r"([(\[{])[ \t]*\r?\n\s*")
+_BROKEN_BEFORE_CLOSE = re.compile(r",?[ \t]*\r?\n\s*([)\]}])")
+
+def _parser() -> Parser:
+    """A parser for this thread: tree-sitter `Parser` objects are not thread-safe."""
+    parser = getattr(_thread_state, "parser", None)
+    if parser is None:
+        parser = _thread_state.parser = Parser(_PY_LANGUAGE)
+    return parser
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _collapse(data: bytes) -> str:
+    """Source text on one line: whitespace runs become one space, and a bracketed list
+    written one item per line loses the padding and trailing comma its layout added."""
+    text = _decode(data)
+    if "\n" in text:
+        text = _ESCAPED_NEWLINE.sub(" ", text)
+        text = _BROKEN_BEFORE_CLOSE.sub(r"\1", _BROKEN_AFTER_OPEN.sub(r"\1", text))
+    elif "  " not in text and "\t" not in text:
+        return text.strip()
+    return " ".join(text.split())
+
+
+def _collapse_node(src: bytes, node: Node, end_byte: int | None = None) -> str:
+    """`_collapse` of a node's source (optionally cut at `end_byte`), comments removed:
+    a `# note` inside a multi-line parameter list would comment out the rest of the line."""
+    start = node.start_byte
+    end = node.end_byte if end_byte is None else end_byte
+    data = src[start:end]
+    if b"#" in data and b"\n" in data:
+        comments = [c for c in _descendants(node, end) if c.type == "comment"]
+        if comments:
+            parts, pos = [], start
+            for c in sorted(comments, key=_START_BYTE):
+                parts.append(src[pos : c.start_byte])
+                pos = c.end_byte
+            parts.append(src[pos:end])
+            data = b"".join(parts)
+    return _collapse(data)
+
+
+def _descendants(node: Node, end_byte: int) -> Iterator[Node]:
+    """All nodes under `node` that start before `end_byte` (explicit stack)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        for child in n.children:
+            if child.start_byte < end_byte:
+                yield child
+                if child.child_count:
+                    stack.append(child)
+
+
+def _first_doc_line(string_node: Node) -> str:
+    text = _decode(string_node.text or b"")
+    text = _DOCSTRING_PREFIX.sub("", text, count=1)
+    for quote in ('"""', "'''", '"', "'"):
+        if text.startswith(quote):
+            text = text[len(quote) :]
+            if text.endswith(quote):
+                text = text[: -len(quote)]
+            break
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line
+    return ""
+
+
+def _docstring(block: Node | None, src: bytes | None = None) -> str:
+    """First line of the docstring that opens `block` (a body or the module), or "".
+
+    With `src`, bodies that cannot start with a docstring (most of them) are ruled out
+    from the source bytes, without walking nodes.
+    """
+    if block is None or not block.named_child_count:  # named_child(0) raises on none
+        return ""
+    if src is not None and not _MAY_OPEN_DOCSTRING.match(src, block.start_byte):
+        return ""
+    stmt = block.named_child(0)
+    while stmt is not None and stmt.type == "comment":
+        stmt = stmt.next_named_sibling
+    if stmt is None or stmt.type != "expression_statement" or not stmt.named_child_count:
+        return ""
+    value = stmt.named_child(0)
+    if value.type == "concatenated_string" and value.named_child_count:
+        value = value.named_child(0)
+    if value is None or value.type != "string":
+        return ""
+    return _first_doc_line(value)
+
+
+def _header_colon(node: Node, body: Node | None) -> Node | None:
+    """The ":" that ends a def/class header. Searched backwards from the body: a trailing
+    comment after the colon sits between the two (NOTES-ENV §3)."""
+    child = body.prev_sibling if body is not None else node.child(node.child_count - 1)
+    while child is not None and child.type != ":":
+        child = child.prev_sibling
+    return child
+
+
+def _symbols(
+    src: bytes, def_nodes: list[Node], decorated_nodes: list[Node], call_nodes: list[Node]
+) -> list[Symbol]:
+    """Definitions in source order with their nesting, plus the calls each body makes.
+
+    Byte ranges from one tree nest, so a stack of the open definitions gives each one its
+    parent, and the calls of a body are the sorted call positions inside it minus those
+    inside the bodies of its direct children (found by bisection, copied by slicing).
+    """
+    if not def_nodes:
+        return []
+    def_nodes = sorted(def_nodes, key=_START_BYTE)
+    # decorated_definition -> its def, by the def's start (cheaper than Node.parent, which
+    # tree-sitter finds by descending from the root)
+    wrappers: dict[int, Node] = {}
+    for wrapper in decorated_nodes:
+        definition = wrapper.child_by_field_name("definition")
+        if definition is not None:
+            wrappers[definition.start_byte] = wrapper
+    calls_sorted = sorted(call_nodes, key=_START_BYTE)
+    call_starts = list(map(_START_BYTE, calls_sorted))
+    call_texts = list(map(_TEXT_OF, calls_sorted))
+
+    rows: list[list] = []  # Symbol fields, calls filled in at the end
+    spans: list[tuple[int, int]] = []  # call-index range of each body
+    children: list[list[int]] = []
+    open_defs: list[tuple[int, int]] = []  # (end_byte, row index)
+    for node in def_nodes:
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
+            continue
+        start = node.start_byte
+        while open_defs and open_defs[-1][0] <= start:
+            open_defs.pop()
+        outer = rows[open_defs[-1][1]] if open_defs else None
+        name = _decode(name_node.text)  # type: ignore[arg-type]
+        if node.type == "class_definition":
+            kind = "class"
+            is_async = False
+        else:
+            kind = "method" if outer is not None and outer[2] == "class" else "function"
+            is_async = src.startswith(b"async", start)
+
+        body = node.child_by_field_name("body")
+        colon = _header_colon(node, body)
+        if colon is not None:
+            signature = _collapse_node(src, node, colon.start_byte)
+        else:  # a broken header: keep its first line
+            signature = _collapse(src[start : node.end_byte].split(b"\n", 1)[0])
+        decorators: tuple[str, ...] = ()
+        start_row, _ = node.start_point
+        wrapper = wrappers.get(start)
+        if wrapper is not None:
+            decorators = tuple(
+                _collapse_node(src, d) for d in wrapper.named_children if d.type == "decorator"
+            )
+            start_row = wrapper.start_point[0]
+        end_row, end_column = node.end_point
+        if end_column == 0 and end_row > start_row:
+            end_row -= 1
+        if body is not None:
+            body_row = body.start_point[0]
+            span = (bisect_left(call_starts, body.start_byte), bisect_left(call_starts, body.end_byte))
+        else:
+            body_row = end_row
+            span = (0, 0)
+        index = len(rows)
+        if outer is None:
+            qualname, depth, parent = name, 0, ""
+        else:
+            qualname, depth, parent = f"{outer[0]}.{name}", outer[9] + 1, outer[0]
+            children[open_defs[-1][1]].append(index)
+        rows.append(
+            [
+                qualname,
+                name,
+                kind,
+                signature,
+                decorators,
+                _docstring(body, src),
+                start_row + 1,
+                end_row + 1,
+                body_row + 1,
+                depth,
+                parent,
+                (),
+                is_async,
+            ]
+        )
+        spans.append(span)
+        children.append([])
+        open_defs.append((node.end_byte, index))
+
+    for row, (lo, hi), kids in zip(rows, spans, children):
+        if lo == hi:
+            continue
+        names: set[bytes] = set()
+        pos = lo
+        for kid in kids:
+            kid_lo, kid_hi = spans[kid]
+            if kid_lo > pos:
+                names.update(call_texts[pos:kid_lo])
+            pos = max(pos, kid_hi)
+        names.update(call_texts[pos:hi])
+        if names:
+            row[11] = tuple(sorted([n.decode("utf-8", "replace") for n in names]))
+    return [Symbol(*row) for row in rows]
+
+
+def _dotted(node: Node | None) -> str:
+    """The imported name of a `dotted_name` or `aliased_import` ("a.b" for `a.b as c`)."""
+    if node is None:
+        return ""
+    if node.type == "aliased_import":
+        node = node.child_by_field_name("name")
+        if node is None:
+            return ""
+    return "".join(_decode(node.text or b"").split())
+
+
+def _imports(src: bytes, node: Node) -> list[Import]:
+    line = node.start_point[0] + 1
+    text = _collapse_node(src, node)
+    names = [_dotted(n) for n in node.children_by_field_name("name")]
+    if node.type == "import_statement":
+        return [Import(line, text, name, (name,)) for name in names if name]
+    if node.type == "future_import_statement":
+        module = "__future__"
+    else:
+        module = _dotted(node.child_by_field_name("module_name"))
+        if any(c.type == "wildcard_import" for c in node.children):
+            names.append("*")
+    return [Import(line, text, module, tuple(n for n in names if n))]
+
+
+def _constant(src: bytes, stmt: Node) -> Constant | None:
+    """A module-level `NAME = ...` / `NAME: T = ...` / `type NAME = ...`, else None."""
+    if stmt.type == "type_alias_statement":
+        left = stmt.child_by_field_name("left")
+        if left is not None and left.named_child_count:
+            left = left.named_child(0)
+    else:
+        if not stmt.named_child_count:
+            return None
+        assignment = stmt.named_child(0)
+        if assignment.type != "assignment":
+            return None
+        left = assignment.child_by_field_name("left")
+    if left is None or left.type != "identifier":
+        return None
+    first_line = _decode(src[stmt.start_byte : stmt.end_byte].split(b"\n", 1)[0]).strip()
+    if len(first_line) > CONSTANT_TEXT_MAX_CHARS:
+        first_line = first_line[: CONSTANT_TEXT_MAX_CHARS - 1].rstrip() + "…"
+    return Constant(stmt.start_point[0] + 1, _decode(left.text or b""), first_line)
+
+
+def _module_level(src: bytes, root: Node) -> tuple[list[Import], list[Constant]]:
+    """Imports and constants of the module, including those under module-level
+    `if`/`try`/`with` blocks; definitions' bodies are not entered."""
+    imports: list[Import] = []
+    constants: list[Constant] = []
+    seen: set[str] = set()
+    stack: list[tuple[Iterator[Node], bool]] = [(iter(root.children), False)]
+    while stack:
+        children, noisy = stack[-1]
+        node = next(children, None)
+        if node is None:
+            stack.pop()
+            continue
+        kind = node.type
+        if kind in _IMPORT_TYPES:
+            imports.extend(_imports(src, node))
+        elif kind == "expression_statement" or kind == "type_alias_statement":
+            if not noisy:
+                constant = _constant(src, node)
+                if constant is not None and constant.name not in seen:
+                    seen.add(constant.name)
+                    constants.append(constant)
+        elif kind in _COMPOUND_TYPES:
+            child_noisy = noisy
+            if kind == "if_statement":
+                condition = node.child_by_field_name("condition")
+                if condition is not None and _NOISY_IF_CONDITION.match(
+                    _collapse(condition.text or b"")
+                ):
+                    # only the `if` branch is noise; `else:` is what runs for real
+                    for child in reversed(node.children):
+                        is_consequence = child.type == "block"
+                        stack.append((iter((child,)), noisy or is_consequence))
+                    continue
+            stack.append((iter(node.children), child_noisy))
+    return imports, constants
+
+
+def _references(
+    id_nodes: list[Node], def_nodes: list[Node], import_nodes: list[Node]
+) -> tuple[tuple[str, int], ...]:
+    """Identifier counts without definition names and import statements (the graph wants
+    uses, not declarations)."""
+    counts = Counter(map(_TEXT_OF, id_nodes))
+    excluded: list[bytes] = []
+    for node in def_nodes:
+        name = node.child_by_field_name("name")
+        if name is not None and name.type == "identifier":
+            excluded.append(name.text)  # type: ignore[arg-type]
+    for node in import_nodes:
+        excluded.extend(
+            d.text for d in _descendants(node, node.end_byte) if d.type == "identifier"  # type: ignore[misc]
+        )
+    counts.subtract(excluded)
+    return tuple(
+        sorted((_decode(name), n) for name, n in counts.items() if n > 0)  # type: ignore[arg-type]
+    )
+
+
+def _line_count(text: str) -> int:
+    """Lines as tree-sitter rows count them: split on "\\n" only, no empty last line."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def outline_python(source: bytes) -> Outline:
+    """Outline of Python source. Never raises: what parses is outlined, and a tree with
+    ERROR/MISSING nodes sets `has_errors`."""
+    try:
+        return _outline_python(source)
+    except Exception:  # noqa: BLE001 - the contract is "never raise"; a bare outline is the floor
+        log.warning("outline of a %d-byte Python source failed", len(source), exc_info=True)
+        docstring = outline_text(_decode(source)).docstring
+        return Outline("python", docstring, (), (), (), (), _line_count_bytes(source), True)
+
+
+def _outline_python(source: bytes) -> Outline:
+    root = _parser().parse(source).root_node
+    captures = QueryCursor(_QUERY).captures(root)
+    def_nodes = captures.get("def", [])
+    imports, constants = _module_level(source, root)
+    return Outline(
+        language="python",
+        docstring=_docstring(root),
+        imports=tuple(imports),
+        constants=tuple(constants),
+        symbols=tuple(
+            _symbols(source, def_nodes, captures.get("dec", []), captures.get("call", []))
+        ),
+        references=_references(captures.get("id", []), def_nodes, captures.get("imp", [])),
+        line_count=_line_count_bytes(source),
+        has_errors=root.has_error,
+    )
+
+
+def _line_count_bytes(source: bytes) -> int:
+    return source.count(b"\n") + (0 if not source or source.endswith(b"\n") else 1)
+
+
+def outline_text(text: str) -> Outline:
+    """Plain text: no symbols; the docstring is the first non-empty line (cut)."""
+    docstring = ""
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            docstring = line[:CONSTANT_TEXT_MAX_CHARS]
+            break
+    return Outline("text", docstring, (), (), (), (), _line_count(text), False)
+
+
+def outline_for(path: str, source: bytes) -> Outline:
+    """Outline by file suffix: Python, markdown, or plain text for anything else."""
+    lower = path.lower()
+    if lower.endswith(PYTHON_SUFFIXES):
+        return outline_python(source)
+    text = _decode(source)
+    if lower.endswith(MARKDOWN_SUFFIXES):
+        from ctx_lsp.code.markdown import outline_markdown  # markdown imports this module
+
+        return outline_markdown(text)
+    return outline_text(text)
+
+
+# -- JSON round trip (the SQLite cache) -------------------------------------------------
+# Lists, not dicts: positional rows are smaller and faster to encode and decode.
+
+
+def outline_to_json(o: Outline) -> str:
+    """Compact JSON of an outline; `outline_from_json` gives back an equal Outline."""
+    return json.dumps(
+        [
+            OUTLINE_JSON_VERSION,
+            o.language,
+            o.docstring,
+            [[i.line, i.text, i.module, i.names] for i in o.imports],
+            [[c.line, c.name, c.text] for c in o.constants],
+            [
+                [
+                    s.qualname,
+                    s.name,
+                    s.kind,
+                    s.signature,
+                    s.decorators,
+                    s.doc,
+                    s.start_line,
+                    s.end_line,
+                    s.body_start_line,
+                    s.depth,
+                    s.parent,
+                    s.calls,
+                    int(s.is_async),
+                ]
+                for s in o.symbols
+            ],
+            o.references,
+            o.line_count,
+            int(o.has_errors),
+        ],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def outline_from_json(s: str) -> Outline:
+    """Inverse of `outline_to_json`. Raises ValueError for another format version, so a
+    cache can treat that as a miss."""
+    data = json.loads(s)
+    if not isinstance(data, list) or not data or data[0] != OUTLINE_JSON_VERSION:
+        raise ValueError("outline JSON of another format version")
+    _, language, docstring, imports, constants, symbols, references, line_count, errors = data
+    return Outline(
+        language=language,
+        docstring=docstring,
+        imports=tuple(Import(line, text, module, tuple(names)) for line, text, module, names in imports),
+        constants=tuple(Constant(line, name, text) for line, name, text in constants),
+        symbols=tuple(
+            Symbol(q, n, k, sig, tuple(dec), doc, sl, el, bl, d, p, tuple(calls), bool(a))
+            for q, n, k, sig, dec, doc, sl, el, bl, d, p, calls, a in symbols
+        ),
+        references=tuple((name, count) for name, count in references),
+        line_count=line_count,
+        has_errors=bool(errors),
+    )
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of a text as `Symbol` line numbers count them ("\\n" only; a trailing
+    "\\r" of CRLF files is dropped)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if "\r" in text:
+        return [line[:-1] if line.endswith("\r") else line for line in lines]
+    return lines

@@ -1,0 +1,48 @@
+"""Typed errors of the core.
+
+The core raises these; each adapter (LSP server, CLI, MCP) maps them once at its edge.
+Every message is meant for the person or agent who sent the request, so it names what was
+wrong and how to fix it.
+"""
+
+from __future__ import annotations
+
+
+class CtxError(Exception):
+    """Base for failures a caller can act on."""
+
+
+class InvalidParam(CtxError):
+    """A request parameter (or config key) has the wrong type or value.
+
+    `field` is the dotted path of the offending parameter (`focus.position.line`), so the
+    LSP adapter can put it in the JSON-RPC error's `data` and a client can highlight it.
+    """
+
+    def __init__(self, field: str, problem: str, fix: str) -> None:
+        super().__init__(f"{field}: {problem}; {fix}")
+        self.field = field
+        self.problem = problem
+        self.fix = fix
+
+
+class OutsideWorkspace(CtxError):
+    """A URI or path outside every workspace folder: refused, never read."""
+
+    def __init__(self, target: str) -> None:
+        super().__init__(
+            f"{target} is outside the workspace folders; ctx-lsp only reads files inside them"
+        )
+        self.target = target
+
+
+class NotFound(CtxError):
+    """A file inside the workspace that does not exist, or that the index skipped."""
+
+
+class ConfigError(CtxError):
+    """A configuration value with the wrong type; names the key path."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"{key}: {problem}")
+        self.key = key

@@ -1,0 +1,1 @@
+"""The workspace index: scanning, storing, watching and searching files."""

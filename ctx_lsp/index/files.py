@@ -1,0 +1,114 @@
+"""Reading and analysing one file: the unit of work of every index pass.
+
+Kept free of shared state so the same functions run in the server, in the CLI and in
+worker processes of a cold index (they return plain rows that cross process boundaries).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from ctx_lsp.code.outline import Outline, outline_for, outline_from_json, outline_to_json
+from ctx_lsp.index.scan import looks_binary
+from ctx_lsp.index.store import StoredFile
+from ctx_lsp.tokens import TokenCounter, counter_for
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFile:
+    """What the index knows about one file. Text is not kept: it is read when rendered."""
+
+    root: str  # absolute path of its workspace folder
+    rel_path: str  # posix, relative to root
+    path: str  # display path: rel_path, prefixed by the folder name in multi-root workspaces
+    abs_path: str
+    language: str  # "python" | "markdown" | "text"
+    size: int
+    mtime_ns: int
+    hash: str
+    tokens: int  # of the whole file (tier 3 before capping)
+    line_count: int
+    decode_replaced: bool  # not valid UTF-8; decoded with U+FFFD replacements
+    outline: Outline
+    overlay_version: int | None = None  # set while an editor buffer overrides the disk copy
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def decode(data: bytes) -> tuple[str, bool]:
+    """UTF-8 (with or without BOM), else replacement characters; never raises."""
+    try:
+        return data.decode("utf-8-sig"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace"), True
+
+
+def analyse(rel_path: str, data: bytes, size: int, mtime_ns: int, counter: TokenCounter) -> StoredFile | None:
+    """Outline and count one file's bytes; None if the content is binary."""
+    if looks_binary(data):
+        return None
+    text, replaced = decode(data)
+    outline = outline_for(rel_path, data if not replaced else text.encode("utf-8"))
+    return StoredFile(
+        rel_path=rel_path,
+        size=size,
+        mtime_ns=mtime_ns,
+        hash=content_hash(data),
+        language=outline.language,
+        tokens=counter.count(text),
+        line_count=outline.line_count,
+        decode_replaced=replaced,
+        outline_json=outline_to_json(outline),
+    )
+
+
+def to_indexed(row: StoredFile, root: str, abs_path: str, display: str, outline: Outline | None = None) -> IndexedFile:
+    return IndexedFile(
+        root=root,
+        rel_path=row.rel_path,
+        path=display,
+        abs_path=abs_path,
+        language=row.language,
+        size=row.size,
+        mtime_ns=row.mtime_ns,
+        hash=row.hash,
+        tokens=row.tokens,
+        line_count=row.line_count,
+        decode_replaced=row.decode_replaced,
+        outline=outline if outline is not None else outline_from_json(row.outline_json),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOutcome:
+    """Result of reading one file from disk for the index."""
+
+    row: StoredFile | None
+    skip_reason: str | None = None
+    error: str | None = None
+
+
+def read_and_analyse(abs_path: str, rel_path: str, size: int, mtime_ns: int, encoding: str) -> ReadOutcome:
+    """Worker entry point: read a file and analyse it, turning every failure into a reason."""
+    try:
+        with open(abs_path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return ReadOutcome(None, "deleted")
+    except OSError as err:
+        return ReadOutcome(None, "unreadable", f"{rel_path}: {err.strerror or err}")
+    try:
+        row = analyse(rel_path, data, len(data), mtime_ns, counter_for(encoding))
+    except Exception as err:  # noqa: BLE001 - one bad file must never abort an index pass
+        return ReadOutcome(None, "unparsable", f"{rel_path}: {type(err).__name__}: {err}")
+    if row is None:
+        return ReadOutcome(None, "binary")
+    return ReadOutcome(row)
+
+
+def read_batch(batch: list[tuple[str, str, int, int]], encoding: str) -> list[ReadOutcome]:
+    """Process-pool entry point: a batch amortises pickling and task overhead."""
+    return [read_and_analyse(a, r, s, m, encoding) for a, r, s, m in batch]

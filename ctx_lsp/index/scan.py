@@ -1,0 +1,258 @@
+"""Walk workspace folders and decide, for every file, whether it is indexed or why not.
+
+Why a hand-written walk instead of `git ls-files`: workspaces are not always git
+repositories, and open-but-untracked files matter most. Ignore rules follow git's
+semantics (nested `.gitignore` files, negations, directory-only patterns) through
+`pathspec`'s GitIgnoreSpec, plus built-in ignores for things that are never context
+(VCS data, virtualenvs, caches, build output) and configured globs.
+
+A skipped file is never silent: each one is counted under a reason that status reports.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import pathspec
+
+DEFAULT_IGNORED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".bzr", "_darcs",
+        "node_modules", "bower_components",
+        ".venv", "venv", ".env", "env", "virtualenv", ".virtualenv", "site-packages",
+        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
+        ".tox", ".nox", ".eggs", ".cache", ".ipynb_checkpoints",
+        "build", "dist", "_build", "htmlcov", ".coverage_html",
+        ".ctx-lsp", ".idea", ".gradle", "target",
+    }
+)
+"""Directories that are never context for an agent, whatever .gitignore says."""
+
+DEFAULT_IGNORED_GLOBS = (
+    "*.egg-info/", "*.pyc", "*.pyo", "*.so", "*.dylib", "*.dll", "*.o", "*.a", "*.class",
+    "*.min.js", "*.min.css", "*.map", "*.lock", "package-lock.json", ".coverage", ".DS_Store",
+)
+"""Generated or machine-only files: minified bundles, lock files, compiled objects."""
+
+BINARY_SUFFIXES = frozenset(
+    ".png .jpg .jpeg .gif .bmp .ico .webp .tif .tiff .psd .pdf .zip .gz .tgz .bz2 .xz .7z .rar "
+    ".tar .whl .egg .jar .war .exe .bin .dat .db .sqlite .sqlite3 .mo .woff .woff2 .ttf .otf .eot "
+    ".mp3 .mp4 .wav .ogg .flac .avi .mov .mkv .webm .npy .npz .pkl .pickle .parquet .h5 .onnx .pt".split()
+)
+"""Suffixes known to be binary, so we skip them without reading a byte."""
+
+VIRTUALENV_MARKER = "pyvenv.cfg"
+"""A directory holding this file is a virtualenv, whatever it is called."""
+
+BINARY_SNIFF_BYTES = 8192
+"""Like git, a NUL byte in the first 8 KiB marks a file as binary."""
+
+
+class SkipReason:
+    """Why a file is not indexed; the values are the keys status reports."""
+
+    IGNORED = "ignored"
+    BINARY = "binary"
+    TOO_LARGE = "too_large"
+    SYMLINK_OUTSIDE = "symlink_outside"
+    SYMLINK_INSIDE = "symlink_inside"
+    UNREADABLE = "unreadable"
+    NOT_A_FILE = "not_a_file"
+
+
+@dataclass(frozen=True, slots=True)
+class ScannedFile:
+    """A file the index should read."""
+
+    abs_path: str
+    rel_path: str  # posix, relative to its workspace folder
+    size: int
+    mtime_ns: int
+
+
+@dataclass
+class ScanResult:
+    files: list[ScannedFile] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    too_large: list[str] = field(default_factory=list)
+    """Paths over the size limit, listed so status can name them."""
+    ignored_dirs: int = 0
+
+
+def is_binary_name(name: str) -> bool:
+    return os.path.splitext(name)[1].lower() in BINARY_SUFFIXES
+
+
+def looks_binary(head: bytes) -> bool:
+    return b"\x00" in head[:BINARY_SNIFF_BYTES]
+
+
+class IgnoreRules:
+    """The ignore decision for one workspace folder: built-ins, configured globs, .gitignores.
+
+    Nested `.gitignore` files apply to their own subtree with paths relative to their
+    directory, as in git. Specs are cached per directory, so re-checking a single path for
+    the watcher is cheap.
+    """
+
+    def __init__(self, root: Path, extra_globs: Sequence[str] = (), respect_gitignore: bool = True):
+        self.root = root
+        self.respect_gitignore = respect_gitignore
+        self._global = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_IGNORED_GLOBS, *extra_globs])
+        self._dir_specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+
+    def _spec_for(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
+        if rel_dir in self._dir_specs:
+            return self._dir_specs[rel_dir]
+        spec = None
+        if self.respect_gitignore:
+            gitignore = self.root / rel_dir / ".gitignore" if rel_dir else self.root / ".gitignore"
+            try:
+                lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
+            except OSError:
+                lines = []
+            if lines:
+                spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        self._dir_specs[rel_dir] = spec
+        return spec
+
+    def forget(self, rel_dir: str) -> None:
+        """Drop a cached .gitignore (it changed on disk)."""
+        self._dir_specs.pop(rel_dir, None)
+
+    def is_ignored(self, rel_path: str, is_dir: bool) -> bool:
+        """Decide for a path relative to the root, checking every ancestor's rules."""
+        parts = rel_path.split("/")
+        name = parts[-1]
+        if is_dir and (name in DEFAULT_IGNORED_DIRS or name.endswith(".egg-info")):
+            return True
+        if any(p in DEFAULT_IGNORED_DIRS for p in parts[:-1]):
+            return True
+        probe = rel_path + "/" if is_dir else rel_path
+        if self._global.match_file(probe):
+            return True
+        # Deepest .gitignore wins (it can re-include with "!"), so check from the root down
+        # and remember the last spec that had an opinion.
+        ignored = False
+        for depth in range(len(parts)):
+            rel_dir = "/".join(parts[:depth])
+            spec = self._spec_for(rel_dir)
+            if spec is None:
+                continue
+            sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
+            result = spec.check_file(sub)
+            if result.include is not None:
+                ignored = bool(result.include)
+        return ignored
+
+    def is_excluded(self, rel_path: str, is_dir: bool) -> bool:
+        """Like `is_ignored`, but also true when an ancestor directory is ignored.
+
+        The walk never descends into ignored directories; a single path reported by the
+        watcher has to re-check its ancestors instead (git cannot re-include a file whose
+        parent directory is excluded, and neither do we).
+        """
+        return any(self.is_ignored(d, True) for d in iter_ancestors(rel_path)) or self.is_ignored(
+            rel_path, is_dir
+        )
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def classify_file(
+    abs_path: str, rel_path: str, st: os.stat_result, root: Path, max_file_bytes: int
+) -> tuple[ScannedFile | None, str | None]:
+    """Decide whether one regular file is indexed; return (file, None) or (None, reason)."""
+    if not stat.S_ISREG(st.st_mode):
+        return None, SkipReason.NOT_A_FILE
+    if is_binary_name(rel_path):
+        return None, SkipReason.BINARY
+    if st.st_size > max_file_bytes:
+        return None, SkipReason.TOO_LARGE
+    return ScannedFile(abs_path, rel_path, st.st_size, st.st_mtime_ns), None
+
+
+def scan_folder(root: Path, rules: IgnoreRules, max_file_bytes: int, start: str = "") -> ScanResult:
+    """Walk one workspace folder iteratively (deep trees must not hit the recursion limit).
+
+    `start` limits the walk to a subdirectory (relative posix path), for the watcher;
+    paths in the result stay relative to `root`.
+    """
+    root = root.resolve()
+    result = ScanResult()
+    if start and rules.is_excluded(start, True):
+        return result
+    stack: list[tuple[str, str]] = [(str(root / start) if start else str(root), start)]
+    while stack:
+        dir_abs, dir_rel = stack.pop()
+        try:
+            entries = list(os.scandir(dir_abs))
+        except OSError:
+            result.skipped[SkipReason.UNREADABLE] += 1
+            continue
+        entries.sort(key=lambda e: e.name)
+        for entry in entries:
+            rel = f"{dir_rel}/{entry.name}" if dir_rel else entry.name
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                result.skipped[SkipReason.UNREADABLE] += 1
+                continue
+            if rules.is_ignored(rel, is_dir):
+                if is_dir:
+                    result.ignored_dirs += 1
+                else:
+                    result.skipped[SkipReason.IGNORED] += 1
+                continue
+            if is_link:
+                # Like git, links are not followed: one inside the workspace points at
+                # something indexed under its real path already (no content twice), and
+                # one that leaves the workspace must never be read.
+                try:
+                    target = Path(os.path.realpath(entry.path))
+                except OSError:
+                    result.skipped[SkipReason.UNREADABLE] += 1
+                    continue
+                inside = _inside(target, root)
+                result.skipped[SkipReason.SYMLINK_INSIDE if inside else SkipReason.SYMLINK_OUTSIDE] += 1
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                # A file deleted while we walk.
+                result.skipped[SkipReason.UNREADABLE] += 1
+                continue
+            if is_dir:
+                if os.path.exists(os.path.join(entry.path, VIRTUALENV_MARKER)):
+                    result.ignored_dirs += 1
+                    continue
+                stack.append((entry.path, rel))
+                continue
+            scanned, reason = classify_file(entry.path, rel, st, root, max_file_bytes)
+            if scanned is None:
+                result.skipped[reason or SkipReason.NOT_A_FILE] += 1
+                if reason == SkipReason.TOO_LARGE:
+                    result.too_large.append(rel)
+            else:
+                result.files.append(scanned)
+    result.files.sort(key=lambda f: f.rel_path)
+    return result
+
+
+def iter_ancestors(rel_path: str) -> Iterator[str]:
+    """'a/b/c.py' → 'a', 'a/b' — the directories whose rules apply to a path."""
+    parts = rel_path.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        yield "/".join(parts[:i])

@@ -1,0 +1,204 @@
+"""The index cache: one SQLite database per workspace folder, in `.ctx-lsp/`.
+
+Rows are keyed by path and carry the content hash, so a restart re-parses only what
+changed: an unchanged (size, mtime) pair reuses the row without reading the file, and a
+changed mtime with the same hash (a `touch`, a checkout of the same content) reuses it
+after one read.
+
+The cache is an optimisation, never a source of failure: a corrupt file, a database
+written by another schema or tokenizer, or one locked by another process is replaced
+(or bypassed with an in-memory database) and reported as a warning.
+
+Outlines are stored as JSON, never pickle: a workspace can be hostile, and a pickled
+cache committed to a repository would run code when opened.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = "1"
+"""Bump whenever the row layout or the outline JSON changes; old caches are rebuilt."""
+
+CACHE_DIR_NAME = ".ctx-lsp"
+DB_FILE_NAME = "index.sqlite3"
+LOCK_TIMEOUT_S = 0.5
+"""How long to wait for another process's write lock before bypassing the cache."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    rel_path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    language TEXT NOT NULL,
+    tokens INTEGER NOT NULL,
+    line_count INTEGER NOT NULL,
+    decode_replaced INTEGER NOT NULL,
+    outline TEXT NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredFile:
+    """One cached row: what the index knows about a file without reading it."""
+
+    rel_path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    language: str
+    tokens: int
+    line_count: int
+    decode_replaced: bool
+    outline_json: str
+
+
+def ensure_cache_dir(root: Path) -> Path:
+    """Create `.ctx-lsp/` with a `.gitignore` of `*`, as other Python tool caches do."""
+    cache = root / CACHE_DIR_NAME
+    cache.mkdir(exist_ok=True)
+    gitignore = cache / ".gitignore"
+    if not gitignore.exists():
+        gitignore.write_text("# Created by ctx-lsp; the index cache is never committed.\n*\n")
+    return cache
+
+
+class IndexStore:
+    """SQLite-backed cache of indexed files for one workspace folder.
+
+    One connection shared under a lock: the engine writes from worker threads, and SQLite
+    connections must not be used concurrently.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, location: str, warnings: list[str]):
+        self._conn = conn
+        self._lock = threading.Lock()
+        self.location = location
+        self.warnings = warnings
+
+    @classmethod
+    def memory(cls, warnings: list[str] | None = None) -> IndexStore:
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+        conn.executescript(_SCHEMA)
+        return cls(conn, ":memory:", warnings or [])
+
+    @classmethod
+    def open(cls, root: Path, tokenizer: str, version: str) -> IndexStore:
+        """Open (or create, or rebuild) the cache for `root`; never raises for cache trouble."""
+        warnings: list[str] = []
+        try:
+            db_path = ensure_cache_dir(root) / DB_FILE_NAME
+        except OSError as err:
+            warnings.append(f"index cache disabled: cannot create {CACHE_DIR_NAME}/ ({err})")
+            return cls.memory(warnings)
+        for attempt in range(2):
+            try:
+                conn = _connect(db_path)
+                if _compatible(conn, tokenizer, version):
+                    return cls(conn, str(db_path), warnings)
+                warnings.append("index cache was written by another version or tokenizer; rebuilt")
+                conn.close()
+            except sqlite3.OperationalError as err:
+                if "locked" in str(err) or "busy" in str(err):
+                    warnings.append(f"index cache is locked by another process; using memory ({err})")
+                    return cls.memory(warnings)
+                warnings.append(f"index cache unreadable ({err}); rebuilt")
+            except sqlite3.DatabaseError as err:
+                warnings.append(f"index cache corrupt ({err}); rebuilt")
+            if attempt == 0:
+                _remove_db(db_path)
+        warnings.append("index cache could not be rebuilt; using memory")
+        return cls.memory(warnings)
+
+    def load_all(self) -> dict[str, StoredFile]:
+        with self._lock:
+            try:
+                rows = self._conn.execute(
+                    "SELECT rel_path, size, mtime_ns, hash, language, tokens, line_count,"
+                    " decode_replaced, outline FROM files"
+                ).fetchall()
+            except sqlite3.DatabaseError as err:
+                self.warnings.append(f"index cache read failed ({err}); re-indexing")
+                return {}
+        return {r[0]: StoredFile(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8]) for r in rows}
+
+    def put_many(self, files: Iterable[StoredFile]) -> None:
+        rows = [
+            (f.rel_path, f.size, f.mtime_ns, f.hash, f.language, f.tokens, f.line_count,
+             int(f.decode_replaced), f.outline_json)
+            for f in files
+        ]
+        if not rows:
+            return
+        self._write("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)", rows)
+
+    def touch_many(self, updates: Iterable[tuple[str, int, int]]) -> None:
+        """Record a new (size, mtime) for rows whose content hash did not change."""
+        rows = [(size, mtime, rel) for rel, size, mtime in updates]
+        if rows:
+            self._write("UPDATE files SET size=?, mtime_ns=? WHERE rel_path=?", rows)
+
+    def delete_many(self, rel_paths: Iterable[str]) -> None:
+        rows = [(p,) for p in rel_paths]
+        if rows:
+            self._write("DELETE FROM files WHERE rel_path=?", rows)
+
+    def clear(self) -> None:
+        self._write("DELETE FROM files", [()])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def _write(self, sql: str, rows: list[tuple]) -> None:
+        with self._lock:
+            try:
+                with self._conn:
+                    self._conn.executemany(sql, rows)
+            except sqlite3.DatabaseError as err:
+                # The cache is best effort: a failed write costs a re-parse next start.
+                msg = f"index cache write failed ({err})"
+                if msg not in self.warnings:
+                    self.warnings.append(msg)
+                log.warning(msg)
+
+
+def _connect(db_path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(db_path), timeout=LOCK_TIMEOUT_S, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.executescript(_SCHEMA)
+    return conn
+
+
+def _compatible(conn: sqlite3.Connection, tokenizer: str, version: str) -> bool:
+    """True if the cache was written with this schema and tokenizer (token counts differ)."""
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    expected = {"schema": SCHEMA_VERSION, "tokenizer": tokenizer}
+    if not meta:
+        with conn:
+            conn.executemany("INSERT INTO meta VALUES (?, ?)", [*expected.items(), ("ctx_lsp", version)])
+        return True
+    # Quick integrity probe: a truncated file raises here rather than mid-request.
+    conn.execute("SELECT count(*) FROM files").fetchone()
+    return all(meta.get(k) == v for k, v in expected.items())
+
+
+def _remove_db(db_path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            Path(str(db_path) + suffix).unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as err:
+            log.warning("could not remove %s: %s", db_path, err)

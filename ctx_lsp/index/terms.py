@@ -1,0 +1,93 @@
+"""Identifier-aware terms: how code and task text are split for lexical matching.
+
+A task says "counting tokens in the bundle"; code says `count_tokens`, `TokenCounter`,
+`bundle.py`. Splitting snake_case, camelCase, dotted and path names into lowercase parts,
+and folding simple plurals, lets the two meet.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+STOP_WORDS = frozenset(
+    """a an and are as at be been but by can could did do does doing for from had has have how i if in
+    into is it its it's me my no not of on or our should so some such than that the their them then
+    there these they this those to too us was we were what when where which while who why will with
+    would you your self cls none true false def class return import pass via use used using make
+    add adds added fix fixes fixed allow allows support supports new also when instead""".split()
+)
+"""English glue and Python keywords: frequent in tasks and code alike, so they carry no signal."""
+
+MIN_TERM_CHARS = 2
+
+
+def split_identifier(word: str) -> list[str]:
+    """'getHTTPResponse_code' → ['get', 'http', 'response', 'code']."""
+    parts: list[str] = []
+    for chunk in word.split("_"):
+        if chunk:
+            parts.extend(p.lower() for p in _CAMEL.findall(chunk))
+    return parts
+
+
+def normalise(term: str) -> str:
+    """A light stemmer, applied alike to code and queries so inflections meet.
+
+    'tokens'/'token', 'counted'/'counting'/'count', 'parses'/'parsed'/'parse' each fold to
+    one stem. Stems need not be words; they only have to agree on both sides.
+    """
+    if len(term) > 4 and term.endswith("ies"):
+        term = term[:-3] + "y"
+    elif term.endswith("sses"):
+        term = term[:-2]
+    elif len(term) > 3 and term.endswith("s") and not term.endswith(("ss", "us", "is")):
+        term = term[:-1]
+    if len(term) > 5 and term.endswith("ing"):
+        term = term[:-3]
+    elif len(term) > 4 and term.endswith("ed") and not term.endswith("eed"):
+        term = term[:-2]
+    if len(term) > 3 and term.endswith("e"):
+        term = term[:-1]
+    return term
+
+
+def terms(text: str) -> list[str]:
+    """All searchable terms in `text`, with repeats (term frequency matters).
+
+    A compound identifier yields its parts and itself (lowercased), so an exact
+    `count_tokens` in a query scores higher than 'count' and 'tokens' apart.
+    """
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        parts = split_identifier(word)
+        for part in parts:
+            if len(part) >= MIN_TERM_CHARS and part not in STOP_WORDS:
+                out.append(normalise(part))
+        if len(parts) > 1:
+            out.append(word.lower().strip("_"))
+    return out
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct terms of a query, in first-seen order."""
+    return list(dict.fromkeys(terms(text)))
+
+
+def identifiers(text: str) -> set[str]:
+    """Code-like words in free text (snake, camel, dotted parts): used to personalise ranking."""
+    found: set[str] = set()
+    for word in _WORD.findall(text):
+        if "_" in word or any(c.isupper() for c in word[1:]) or word.lower() not in STOP_WORDS and len(word) > 2:
+            found.add(word)
+    return found
+
+
+def count_terms(items: Iterable[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for t in items:
+        counts[t] = counts.get(t, 0) + 1
+    return counts

@@ -1,0 +1,1 @@
+"""The pygls adapter: the only package that imports pygls or lsprotocol."""

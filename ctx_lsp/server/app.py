@@ -1,0 +1,150 @@
+"""The pygls server: state, the protocol tweak for raw params, and start-up indexing.
+
+Custom `ctx/*` params must reach our validators as plain dicts: pygls would otherwise
+turn them into namedtuples (renaming odd keys), and typed attrs params make the client
+hang on a bad field (STYLE §2). So the protocol subclass gives those methods a message
+type whose `params` is `Any`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Mapping
+
+import attrs
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from ctx_lsp import __version__
+from ctx_lsp.engine import Engine
+from ctx_lsp.errors import CtxError
+from ctx_lsp.server.params import uri_to_path
+
+log = logging.getLogger(__name__)
+
+PROGRESS_INTERVAL_S = 0.1
+"""At most ten progress reports a second: more only floods the client's UI."""
+
+
+@attrs.define
+class RawRequest:
+    """A request whose params stay a plain dict (see module docstring)."""
+
+    id: int | str
+    method: str
+    jsonrpc: str
+    params: Any = None
+
+
+class CtxProtocol(LanguageServerProtocol):
+    def get_message_type(self, method: str) -> Any:
+        if method.startswith("ctx/"):
+            return RawRequest
+        return super().get_message_type(method)
+
+
+class CtxServer(LanguageServer):
+    """The language server; owns the engine once `initialize` names the folders."""
+
+    def __init__(self) -> None:
+        super().__init__("ctx-lsp", __version__, protocol_cls=CtxProtocol)
+        self.engine: Engine | None = None
+        self.init_options: Mapping[str, Any] = {}
+        self.index_task: asyncio.Task[None] | None = None
+        self._engine_ready = threading.Event()
+
+    # ------------------------------------------------------------------ engine
+    def require_engine(self) -> Engine:
+        if self.engine is None:
+            raise CtxError("no workspace folder: open a folder (or pass rootUri/workspaceFolders in initialize)")
+        return self.engine
+
+    def create_engine(self, folders: list[Path], options: Mapping[str, Any] | None) -> None:
+        try:
+            self.engine = Engine(folders, options)
+        except CtxError as err:
+            self.log(f"Invalid initializationOptions, using defaults: {err}", lsp.MessageType.Error)
+            self.engine = Engine(folders, None)
+        for warning in self.engine.loaded.warnings:
+            self.log(f"config: {warning}", lsp.MessageType.Warning)
+
+    def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
+        log.info(message)
+        try:
+            self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
+        except Exception:  # noqa: BLE001 - logging must never break a handler (e.g. during exit)
+            pass
+
+    def supports_progress(self) -> bool:
+        caps = self.protocol.client_capabilities
+        return bool(caps and caps.window and caps.window.work_done_progress)
+
+    # ------------------------------------------------------------------ indexing
+    async def run_index(self, *, force: bool = False, title: str = "Indexing workspace") -> None:
+        """Index in a worker thread, reporting `$/progress`; then make sure the watcher runs."""
+        engine = self.require_engine()
+        loop = asyncio.get_running_loop()
+        token: str | None = None
+        if self.supports_progress():
+            token = f"ctx-lsp-index-{uuid.uuid4().hex[:8]}"
+            try:
+                await asyncio.wait_for(self.work_done_progress.create_async(token), timeout=5)
+                self.work_done_progress.begin(
+                    token, lsp.WorkDoneProgressBegin(title=title, percentage=0, cancellable=False)
+                )
+            except Exception as err:  # noqa: BLE001 - a client that refuses progress still gets an index
+                log.debug("progress not available: %s", err)
+                token = None
+        last = [0.0]
+
+        def progress(done: int, total: int, message: str) -> None:
+            now = time.monotonic()
+            if token is None or (now - last[0] < PROGRESS_INTERVAL_S and done != total):
+                return
+            last[0] = now
+            pct = int(100 * done / total) if total else 0
+            report = lsp.WorkDoneProgressReport(message=f"{message} ({done}/{total})", percentage=pct)
+            loop.call_soon_threadsafe(self.work_done_progress.report, token, report)
+
+        started = time.perf_counter()
+        try:
+            stats = await asyncio.to_thread(engine.index, progress, force=force)
+            elapsed = time.perf_counter() - started
+            summary = (
+                f"indexed {len(engine.workspace.files)} files in {elapsed:.2f}s "
+                f"({stats.parsed} parsed, {stats.reused} from cache)"
+            )
+            self.log(summary)
+        except Exception as err:  # noqa: BLE001 - the server stays up; status reports the problem
+            summary = f"indexing failed: {type(err).__name__}: {err}"
+            log.exception("indexing failed")
+            self.log(summary, lsp.MessageType.Error)
+        finally:
+            if token is not None:
+                self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+        watcher = engine.start_watching(self._on_disk_change)
+        if watcher.state == "failed":
+            self.log(f"file watcher failed: {watcher.error}", lsp.MessageType.Warning)
+
+    def _on_disk_change(self, removed: Any, updated: Any) -> None:
+        log.debug("disk change: %d removed, %d updated", len(removed), len(updated))
+
+    def path_of(self, uri: str, field: str = "uri") -> str:
+        return str(uri_to_path(uri, field))
+
+
+def create_server() -> CtxServer:
+    """Build a server with every handler registered (a fresh one per call, for tests)."""
+    from ctx_lsp.server import commands, requests, sync
+
+    server = CtxServer()
+    sync.register(server)
+    requests.register(server)
+    commands.register(server)
+    return server

@@ -1,0 +1,43 @@
+"""`workspace/executeCommand` commands: ctx.status and ctx.reindex.
+
+Arguments are left un-annotated and checked here: pygls's converter errors for annotated
+arguments do not name the field (STYLE §2).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ctx_lsp.errors import InvalidParam
+from ctx_lsp.server.app import CtxServer
+from ctx_lsp.wire import to_wire
+from ctx_lsp.server.errors import maps_errors
+
+
+def _no_args(command: str, args: tuple[Any, ...]) -> None:
+    # Editors sometimes pass a context object (e.g. the active document); accept one object.
+    if len(args) > 1 or (args and not isinstance(args[0], (dict, type(None)))):
+        raise InvalidParam("arguments", f"{command} takes no arguments, got {len(args)}",
+                           "call it with an empty arguments list")
+
+
+def register(server: CtxServer) -> None:
+    @server.command("ctx.status")
+    @maps_errors
+    def status(ls: CtxServer, *args: Any) -> dict[str, Any]:
+        """Index size, skipped files by reason, watcher state, tokenizer, cache health."""
+        _no_args("ctx.status", args)
+        return to_wire(ls.require_engine().status())
+
+    @server.command("ctx.reindex")
+    @maps_errors
+    async def reindex(ls: CtxServer, *args: Any) -> dict[str, Any]:
+        """Re-scan and re-parse everything (the cache is bypassed), with progress."""
+        _no_args("ctx.reindex", args)
+        engine = ls.require_engine()
+        if ls.index_task is not None and not ls.index_task.done():
+            await ls.index_task
+        ls.index_task = asyncio.create_task(ls.run_index(force=True, title="Re-indexing workspace"))
+        await ls.index_task
+        return to_wire(engine.status())

@@ -1,0 +1,54 @@
+"""The one mapping from core errors to JSON-RPC errors, applied to every handler.
+
+`InvalidParam` and `OutsideWorkspace` are the caller's mistake: -32602 with the field in
+`data`. Other core errors are -32803 (RequestFailed). Anything unexpected is left to
+pygls, which answers -32603 with the traceback and keeps the server running.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, TypeVar
+
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from ctx_lsp.errors import ConfigError, CtxError, InvalidParam, OutsideWorkspace
+
+REQUEST_FAILED = -32803
+"""LSP's RequestFailed: the request was valid but could not be answered."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def to_jsonrpc(err: CtxError) -> JsonRpcException:
+    if isinstance(err, InvalidParam):
+        return JsonRpcInvalidParams(str(err), data={"field": err.field})
+    if isinstance(err, OutsideWorkspace):
+        return JsonRpcInvalidParams(str(err), data={"field": "uri", "refused": err.target})
+    if isinstance(err, ConfigError):
+        return JsonRpcInvalidParams(str(err), data={"field": err.key})
+    return JsonRpcException(str(err), code=REQUEST_FAILED)
+
+
+def maps_errors(handler: F) -> F:
+    """Decorate a handler (sync or async) so core errors leave as JSON-RPC errors."""
+    if inspect.iscoroutinefunction(handler):
+
+        @functools.wraps(handler)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await handler(*args, **kwargs)
+            except CtxError as err:
+                raise to_jsonrpc(err) from err
+
+        return async_wrapper  # type: ignore[return-value]
+
+    @functools.wraps(handler)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return handler(*args, **kwargs)
+        except CtxError as err:
+            raise to_jsonrpc(err) from err
+
+    return wrapper  # type: ignore[return-value]

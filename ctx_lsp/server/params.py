@@ -1,0 +1,182 @@
+"""Raw request params (plain dicts) → the core's typed requests, validated at the edge.
+
+Every problem raises `InvalidParam` naming the field (as a dotted path) and the fix, so
+an agent that sent `{"budget": "8k"}` learns exactly what to send instead. Unknown keys
+are refused with a "did you mean" hint: a misspelt `bugdet` silently ignored would
+produce a bundle with the wrong budget and no clue why.
+
+No pygls here, so the MCP adapter and the CLI can validate the same way.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any, Mapping
+from urllib.parse import unquote, urlparse
+from urllib.request import url2pathname
+
+from ctx_lsp.assembly.render import FORMATS
+from ctx_lsp.engine import BundleRequest, Focus
+from ctx_lsp.errors import InvalidParam
+
+MAX_BUDGET_TOKENS = 2_000_000
+"""Larger than any model's context window: a bigger number is a mistake, not a request."""
+MAX_SEARCH_LIMIT = 200
+LSP_PROTOCOL_KEYS = frozenset({"workDoneToken", "partialResultToken"})
+"""Standard LSP progress tokens a client may add to any request."""
+
+BUNDLE_KEYS = frozenset(
+    {"query", "agent", "budget", "model", "utilization", "profile", "focus", "open", "tier",
+     "messages", "summary", "artifacts", "docs", "format"}
+)
+NOT_YET_SUPPORTED = frozenset({"model", "utilization", "profile", "messages", "summary", "artifacts", "docs"})
+"""Contract fields accepted now and ignored with a snapshot warning until they are built."""
+
+
+def require_object(params: Any, method: str) -> Mapping[str, Any]:
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise InvalidParam("params", f"expected a JSON object, got {type(params).__name__}",
+                           f"send {method} params as an object with named fields")
+    return params
+
+
+def check_keys(params: Mapping[str, Any], allowed: frozenset[str], prefix: str = "") -> None:
+    for key in params:
+        if key in allowed or key in LSP_PROTOCOL_KEYS:
+            continue
+        close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+        fix = f"did you mean {close[0]!r}?" if close else f"known fields: {', '.join(sorted(allowed))}"
+        raise InvalidParam(f"{prefix}{key}", "unknown parameter", fix)
+
+
+def get_str(params: Mapping[str, Any], key: str, *, default: str | None = None, required: bool = False,
+            prefix: str = "") -> str | None:
+    value = params.get(key)
+    if value is None:
+        if required:
+            raise InvalidParam(f"{prefix}{key}", "is required", f"pass {key} as a string")
+        return default
+    if not isinstance(value, str):
+        raise InvalidParam(f"{prefix}{key}", f"expected a string, got {_json_type(value)}", f"pass {key} as a string")
+    return value
+
+
+def get_int(params: Mapping[str, Any], key: str, *, lo: int, hi: int, default: int | None = None,
+            example: int | None = None, prefix: str = "") -> int | None:
+    value = params.get(key)
+    if value is None:
+        return default
+    eg = example if example is not None else lo
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise InvalidParam(f"{prefix}{key}", f"expected an integer, got {_json_type(value)} {value!r}",
+                               f"pass a whole number between {lo} and {hi}, e.g. {eg}")
+    if not lo <= value <= hi:
+        raise InvalidParam(f"{prefix}{key}", f"{value} is out of range", f"pass a whole number between {lo} and {hi}, e.g. {eg}")
+    return value
+
+
+def uri_to_path(uri: Any, field: str) -> Path:
+    """A `file://` URI (or, for CLI convenience, an absolute path) → a local path."""
+    if not isinstance(uri, str) or not uri:
+        raise InvalidParam(field, f"expected a file URI string, got {_json_type(uri)}",
+                           "pass a URI like 'file:///path/to/workspace/module.py'")
+    if uri.startswith("/"):
+        return Path(uri)
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        raise InvalidParam(field, f"unsupported URI scheme {parsed.scheme or '(none)'!r}",
+                           "pass a 'file://' URI of a file inside a workspace folder")
+    if parsed.netloc not in ("", "localhost"):
+        raise InvalidParam(field, f"remote file URI host {parsed.netloc!r}", "pass a local 'file:///' URI")
+    return Path(url2pathname(unquote(parsed.path)))
+
+
+def parse_outline(params: Any) -> tuple[Path, int]:
+    p = require_object(params, "ctx/outline")
+    check_keys(p, frozenset({"uri", "tier"}))
+    if "uri" not in p:
+        raise InvalidParam("uri", "is required", "pass the file's URI, e.g. 'file:///ws/pkg/mod.py'")
+    path = uri_to_path(p["uri"], "uri")
+    tier = get_int(p, "tier", lo=1, hi=3, default=1, example=2)
+    assert tier is not None
+    return path, tier
+
+
+def parse_search(params: Any) -> tuple[str, int]:
+    p = require_object(params, "ctx/search")
+    check_keys(p, frozenset({"query", "limit"}))
+    query = get_str(p, "query", required=True)
+    assert query is not None
+    if not query.strip():
+        raise InvalidParam("query", "is empty", "pass the words or identifiers to look for")
+    limit = get_int(p, "limit", lo=1, hi=MAX_SEARCH_LIMIT, default=20, example=20)
+    assert limit is not None
+    return query, limit
+
+
+def parse_focus(value: Any) -> Focus:
+    if not isinstance(value, Mapping):
+        raise InvalidParam("focus", f"expected an object, got {_json_type(value)}",
+                           "pass {uri, position: {line, character}}")
+    check_keys(value, frozenset({"uri", "position"}), "focus.")
+    if "uri" not in value:
+        raise InvalidParam("focus.uri", "is required", "pass the URI of the file under the cursor")
+    path = uri_to_path(value["uri"], "focus.uri")
+    position = value.get("position") or {}
+    if not isinstance(position, Mapping):
+        raise InvalidParam("focus.position", f"expected an object, got {_json_type(position)}",
+                           "pass {line, character}, both 0-based")
+    check_keys(position, frozenset({"line", "character"}), "focus.position.")
+    line = get_int(position, "line", lo=0, hi=10_000_000, default=0, example=42, prefix="focus.position.")
+    char = get_int(position, "character", lo=0, hi=1_000_000, default=0, example=0, prefix="focus.position.")
+    return Focus(str(path), line or 0, char or 0)
+
+
+def parse_bundle(params: Any) -> tuple[BundleRequest, list[str]]:
+    """Returns the request and warnings for contract fields not supported yet."""
+    p = require_object(params, "ctx/bundle")
+    check_keys(p, BUNDLE_KEYS)
+    open_value = p.get("open") or []
+    if not isinstance(open_value, list):
+        raise InvalidParam("open", f"expected a list of file URIs, got {_json_type(open_value)}",
+                           "pass open: ['file:///ws/a.py', ...]")
+    opened = tuple(str(uri_to_path(u, f"open[{i}]")) for i, u in enumerate(open_value))
+    fmt = get_str(p, "format", default="markdown")
+    if fmt not in FORMATS:
+        raise InvalidParam("format", f"unknown format {fmt!r}", "use 'markdown' or 'xml'")
+    agent = get_str(p, "agent", default="default") or "default"
+    if not agent.strip():
+        raise InvalidParam("agent", "is empty", "pass an agent name such as 'implementer', or omit it")
+    request = BundleRequest(
+        query=get_str(p, "query", default="") or "",
+        agent=agent,
+        budget=get_int(p, "budget", lo=1, hi=MAX_BUDGET_TOKENS, example=8000),
+        tier=get_int(p, "tier", lo=1, hi=3, example=2),
+        focus=parse_focus(p["focus"]) if p.get("focus") is not None else None,
+        open=opened,
+        format=fmt or "markdown",
+    )
+    warnings = [f"{k}: not supported yet; ignored" for k in sorted(NOT_YET_SUPPORTED & set(p))]
+    return request, warnings
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__

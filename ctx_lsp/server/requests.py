@@ -1,0 +1,45 @@
+"""Custom `ctx/*` requests: validate at the edge, run the engine off the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ctx_lsp.server.app import CtxServer
+from ctx_lsp.wire import to_wire
+from ctx_lsp.server.errors import maps_errors
+from ctx_lsp.server.params import parse_bundle, parse_outline, parse_search
+
+
+def register(server: CtxServer) -> None:
+    @server.feature("ctx/outline")
+    @maps_errors
+    async def outline(ls: CtxServer, params: Any) -> dict[str, Any]:
+        """ctx/outline: one file at a tier; the URI must be inside a workspace folder."""
+        path, tier = parse_outline(params)
+        engine = ls.require_engine()
+        return to_wire(await asyncio.to_thread(engine.outline, str(path), tier))
+
+    @server.feature("ctx/search")
+    @maps_errors
+    async def search(ls: CtxServer, params: Any) -> dict[str, Any]:
+        query, limit = parse_search(params)
+        engine = ls.require_engine()
+        hits = await asyncio.to_thread(engine.search, query, limit)
+        return {
+            "hits": [
+                {"path": h.path, "symbol": h.symbol, "kind": h.kind,
+                 "range": {"start_line": h.start_line, "end_line": h.end_line}, "score": h.score}
+                for h in hits
+            ]
+        }
+
+    @server.feature("ctx/bundle")
+    @maps_errors
+    async def bundle(ls: CtxServer, params: Any) -> dict[str, Any]:
+        request, warnings = parse_bundle(params)
+        engine = ls.require_engine()
+        result = to_wire(await asyncio.to_thread(engine.bundle, request))
+        if warnings:
+            result["snapshot"]["warnings"] = [*result["snapshot"]["warnings"], *warnings]
+        return result

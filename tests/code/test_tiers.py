@@ -1,0 +1,334 @@
+"""Tests for ctx_lsp/code/tiers.py: tier 1-3 renderings under token caps."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctx_lsp.code.outline import Outline, Tier, outline_for, outline_python
+from ctx_lsp.code.tiers import TIER_CAP_TOKENS, Rendering, render
+from ctx_lsp.tokens import TokenCounter, counter_for
+
+MODULE = textwrap.dedent(
+    '''\
+    """Token counting with the shipped encodings."""
+
+    from __future__ import annotations
+
+    import gzip
+    import hashlib
+    from dataclasses import dataclass
+    from functools import lru_cache
+
+    DEFAULT_ENCODING = "o200k_base"
+
+
+    class TokenCounter(Protocol):
+        """Counts tokens for budgets."""
+
+        def count(self, text: str) -> int:
+            return len(text.split())
+
+        def count_many(self, texts):
+            def each(t):
+                return helper(t)
+            return [each(t) for t in texts]
+
+
+    @lru_cache
+    def counter_for(encoding: str = DEFAULT_ENCODING) -> TokenCounter:
+        """Cached per process."""
+        body_marker_counter_for = 1
+        return TokenCounter()
+
+
+    def other(a, b):
+        body_marker_other = 2
+        return a + b
+    '''
+)
+
+
+@pytest.fixture(scope="module")
+def counter() -> TokenCounter:
+    return counter_for()
+
+
+@pytest.fixture(scope="module")
+def module_outline() -> Outline:
+    return outline_python(MODULE.encode())
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(n for n, line in enumerate(text.split("\n"), 1) if needle in line)
+
+
+def check(r: Rendering, counter: TokenCounter, cap: int) -> None:
+    assert r.tokens == counter.count(r.content)
+    assert r.tokens <= cap
+
+
+def test_default_caps() -> None:
+    """Ensure that the default caps are DESIGN's 1K / 5K / 20K tokens."""
+    assert TIER_CAP_TOKENS == {Tier.OUTLINE: 1000, Tier.FOCUSED: 5000, Tier.FULL: 20000}
+
+
+def test_tier1_lists_every_top_level_signature(module_outline: Outline, counter: TokenCounter) -> None:
+    """Ensure that tier 1 shows the docstring, imports, constants and every top-level
+    signature with its line number, methods indented, nested functions hidden."""
+    r = render("tokens.py", MODULE, module_outline, Tier.OUTLINE, counter)
+    check(r, counter, 1000)
+    assert (r.tier, r.start_line, r.end_line, r.truncated, r.shown_symbols) == (
+        Tier.OUTLINE, 1, module_outline.line_count, False, ()
+    )
+    lines = r.content.splitlines()
+    assert lines[0] == ' 1│ """Token counting with the shipped encodings."""'
+    assert lines[1] == (
+        " 5│ import gzip, hashlib; from dataclasses import dataclass; from functools import lru_cache"
+    )
+    assert "__future__" not in r.content
+    for symbol in module_outline.symbols:
+        if symbol.depth == 0:
+            header = line_of(MODULE, symbol.signature.split("(")[0] + "(")
+            assert any(
+                line.startswith(f"{header:>2}│ {symbol.signature}") for line in lines
+            ), symbol.qualname
+    assert f'{line_of(MODULE, "DEFAULT_ENCODING =")}│ DEFAULT_ENCODING = "o200k_base"' in r.content
+    assert "class TokenCounter(Protocol):  # Counts tokens for budgets." in r.content
+    assert f"{line_of(MODULE, 'def count(')}│     def count(self, text: str) -> int\n" in r.content
+    assert f"{line_of(MODULE, '@lru_cache')}│ @lru_cache\n" in r.content
+    assert "# Cached per process." in r.content
+    assert "def each" not in r.content  # a function inside a function
+    assert "body_marker" not in r.content
+
+
+def test_tier2_shows_focused_bodies_only(module_outline: Outline, counter: TokenCounter) -> None:
+    """Ensure that tier 2 replaces a focused function's outline line by its numbered
+    source and leaves the other functions as signatures."""
+    r = render(
+        "tokens.py", MODULE, module_outline, Tier.FOCUSED, counter, focus=["counter_for"]
+    )
+    check(r, counter, 5000)
+    assert r.shown_symbols == ("counter_for",)
+    assert "body_marker_counter_for" in r.content
+    assert "body_marker_other" not in r.content
+    n = line_of(MODULE, "body_marker_counter_for")
+    assert f"{n}│     body_marker_counter_for = 1\n" in r.content
+    assert r.content.count("def counter_for") == 1
+    assert "def other(a, b)" in r.content  # still outlined
+
+
+def test_tier2_focused_class_shows_all_of_it(module_outline: Outline, counter: TokenCounter) -> None:
+    """Ensure that a focused class shows its whole body, nested defs included, and that a
+    focused method inside it counts as shown too."""
+    r = render(
+        "tokens.py",
+        MODULE,
+        module_outline,
+        Tier.FOCUSED,
+        counter,
+        focus={"TokenCounter", "TokenCounter.count", "no.such.symbol"},
+    )
+    assert set(r.shown_symbols) == {"TokenCounter", "TokenCounter.count"}
+    assert "return helper(t)" in r.content and "def each(t):" in r.content
+    assert r.content.count("def count(self, text: str) -> int") == 1
+
+
+def test_tier2_without_focus_is_tier1(module_outline: Outline, counter: TokenCounter) -> None:
+    """Ensure that tier 2 with no (or unknown) focus renders like tier 1."""
+    one = render("t.py", MODULE, module_outline, Tier.OUTLINE, counter)
+    for focus in ((), ["missing"]):
+        two = render("t.py", MODULE, module_outline, Tier.FOCUSED, counter, focus=focus)
+        assert two.content == one.content and two.shown_symbols == ()
+
+
+def test_tier3_is_the_file(module_outline: Outline, counter: TokenCounter) -> None:
+    """Ensure that tier 3 is the file verbatim and shows every symbol."""
+    r = render("tokens.py", MODULE, module_outline, Tier.FULL, counter)
+    assert r.content == MODULE
+    check(r, counter, 20000)
+    assert (r.start_line, r.end_line, r.truncated) == (1, module_outline.line_count, False)
+    assert r.shown_symbols == tuple(s.qualname for s in module_outline.symbols)
+
+
+def test_tier3_cut_prefers_symbol_starts(module_outline: Outline, counter: TokenCounter) -> None:
+    """Ensure that a capped tier 3 is a prefix of the file plus a marker, within the cap."""
+    r = render("tokens.py", MODULE, module_outline, Tier.FULL, counter, cap_tokens=120)
+    check(r, counter, 120)
+    assert r.truncated and r.end_line < module_outline.line_count
+    body = r.content.rsplit("\n", 1)[0] + "\n"
+    assert MODULE.startswith(body)
+    assert r.content.endswith("more lines")
+    assert all(
+        s.end_line <= r.end_line
+        for s in module_outline.symbols
+        if s.qualname in r.shown_symbols
+    )
+
+
+def test_tier1_folds_members_before_cutting(counter: TokenCounter) -> None:
+    """Ensure that an outline over its cap drops methods first, so every top-level
+    class still shows, and says how many members were folded."""
+    src = "".join(
+        f"class C{i}:\n" + "".join(f"    def method_{j}(self, a, b): pass\n" for j in range(8))
+        for i in range(12)
+    )
+    o = outline_python(src.encode())
+    full = render("m.py", src, o, Tier.OUTLINE, counter, cap_tokens=100_000)
+    assert not full.truncated and "method_7" in full.content
+    small = render("m.py", src, o, Tier.OUTLINE, counter, cap_tokens=full.tokens // 2)
+    check(small, counter, full.tokens // 2)
+    assert small.truncated
+    assert all(f"class C{i}:" in small.content for i in range(12))
+    assert "method_0" not in small.content
+    assert "class C0:  # (+8 members)" in small.content
+
+
+def test_cap_zero_gives_empty(module_outline: Outline, counter: TokenCounter) -> None:
+    """Ensure that a cap of zero gives an empty, truncated rendering at every tier."""
+    for tier in Tier:
+        r = render("t.py", MODULE, module_outline, tier, counter, cap_tokens=0)
+        assert (r.content, r.tokens, r.truncated) == ("", 0, True)
+
+
+def test_crlf_renders_clean_lines(counter: TokenCounter) -> None:
+    """Ensure that CRLF files render tier 1 and 2 without stray carriage returns, and tier
+    3 verbatim."""
+    crlf = MODULE.replace("\n", "\r\n")
+    o = outline_python(crlf.encode())
+    r2 = render("t.py", crlf, o, Tier.FOCUSED, counter, focus=["other"])
+    assert "\r" not in r2.content and "body_marker_other" in r2.content
+    assert render("t.py", crlf, o, Tier.FULL, counter).content == crlf
+
+
+MARKDOWN = "# Guide\n\nIntro.\n\n## Install\n\nRun pip.\n\n### Extras\n\nMore.\n\n## Use\n\nCall it.\n"
+
+
+def test_markdown_tiers(counter: TokenCounter) -> None:
+    """Ensure that markdown renders a heading outline, focused sections in full, and the
+    whole file."""
+    o = outline_for("README.md", MARKDOWN.encode())
+    one = render("README.md", MARKDOWN, o, Tier.OUTLINE, counter)
+    assert one.content == " 1│ # Guide\n 5│ ## Install\n 9│ ### Extras\n13│ ## Use\n"
+    two = render("README.md", MARKDOWN, o, Tier.FOCUSED, counter, focus=["Guide > Install"])
+    assert " 7│ Run pip.\n" in two.content and "11│ More.\n" in two.content
+    assert "Call it." not in two.content and "13│ ## Use\n" in two.content
+    assert two.shown_symbols == ("Guide > Install",)
+    three = render("README.md", MARKDOWN, o, Tier.FULL, counter)
+    assert three.content == MARKDOWN
+    check(three, counter, 20000)
+
+
+def test_text_is_whole_or_nothing(counter: TokenCounter) -> None:
+    """Ensure that plain text (and markdown without headings) is whole or empty."""
+    text = "key = value\n" * 50
+    o = outline_for("settings.ini", text.encode())
+    for tier in Tier:
+        whole = render("settings.ini", text, o, tier, counter)
+        assert whole.content == text and not whole.truncated
+        assert (whole.start_line, whole.end_line) == (1, 50)
+        check(whole, counter, TIER_CAP_TOKENS[tier])
+        nothing = render("settings.ini", text, o, tier, counter, cap_tokens=whole.tokens - 1)
+        assert (nothing.content, nothing.tokens, nothing.truncated) == ("", 0, True)
+    plain_md = "Just words.\n" * 5
+    o = outline_for("NOTES.md", plain_md.encode())
+    assert render("NOTES.md", plain_md, o, Tier.OUTLINE, counter).content == plain_md
+
+
+def test_empty_file(counter: TokenCounter) -> None:
+    """Ensure that an empty file renders empty at every tier without being 'truncated'."""
+    for path in ("e.py", "e.md", "e.txt"):
+        o = outline_for(path, b"")
+        for tier in Tier:
+            r = render(path, "", o, tier, counter)
+            assert (r.content, r.tokens, r.truncated) == ("", 0, False)
+
+
+def test_stdlib_decoder_tier1_is_much_smaller(counter: TokenCounter) -> None:
+    """Ensure that a real module's tier 1 is a fraction of tier 3 and within its cap."""
+    import json.decoder
+
+    with open(json.decoder.__file__, encoding="utf-8") as f:
+        text = f.read()
+    o = outline_python(text.encode())
+    one = render(json.decoder.__file__, text, o, Tier.OUTLINE, counter)
+    three = render(json.decoder.__file__, text, o, Tier.FULL, counter)
+    check(one, counter, 1000)
+    assert not one.truncated and one.tokens * 3 < three.tokens
+    assert "def raw_decode(self, s, idx=0)" in one.content
+
+
+LINE = st.sampled_from(
+    [
+        "def f(a, b=1):",
+        "    return g(a)",
+        "class C(B):",
+        '    """Doc line."""',
+        "    @staticmethod",
+        "    def m(self, *a, **k) -> int:  # c",
+        "        pass",
+        "        def inner(): return 1",
+        "import os",
+        "from . import x as y",
+        "X = 1",
+        "if True:",
+        "    Y = {1: 2}",
+        "@decorator",
+        "async def h(",
+        "    a: int,",
+        ") -> None: ...",
+        "",
+        "# comment ✓",
+        "(",
+        "x = 'a' * 100",
+    ]
+)
+
+
+@given(
+    lines=st.lists(LINE, max_size=60),
+    cap=st.integers(min_value=0, max_value=400),
+    tier=st.sampled_from(list(Tier)),
+    crlf=st.booleans(),
+    pick=st.integers(min_value=0, max_value=10),
+)
+@settings(max_examples=120, deadline=None)
+def test_random_modules_respect_caps(
+    lines: list[str], cap: int, tier: Tier, crlf: bool, pick: int
+) -> None:
+    """Ensure that for random Python-ish modules, caps and focus, every tier's tokens are
+    the real count of its content and never above the cap."""
+    counter = counter_for()
+    text = ("\r\n" if crlf else "\n").join(lines) + ("\n" if lines else "")
+    o = outline_python(text.encode())
+    focus = [s.qualname for s in o.symbols[pick::3]]
+    r = render("m.py", text, o, tier, counter, focus=focus, cap_tokens=cap)
+    check(r, counter, cap)
+    assert set(r.shown_symbols) <= {s.qualname for s in o.symbols}
+    if not r.truncated and tier == Tier.FULL:
+        assert r.content == text
+
+
+@given(a=st.lists(LINE, max_size=30), b=st.lists(LINE, max_size=30), tier=st.sampled_from(list(Tier)))
+@settings(max_examples=60, deadline=None)
+def test_stale_outline_does_not_crash(a: list[str], b: list[str], tier: Tier) -> None:
+    """Ensure that rendering a text with another text's outline (a stale cache) still
+    returns a rendering within the cap instead of raising."""
+    counter = counter_for()
+    text_a, text_b = "\n".join(a) + "\n", "\n".join(b) + "\n"
+    o = outline_python(text_a.encode())
+    r = render("m.py", text_b, o, tier, counter, focus=[s.qualname for s in o.symbols], cap_tokens=300)
+    check(r, counter, 300)
+
+
+def test_script_without_outline_is_whole_or_nothing(counter: TokenCounter) -> None:
+    """Ensure that Python with nothing to outline (bare statements) renders whole when it
+    fits, rather than as an empty outline."""
+    text = "print('hello')\nfor i in range(3):\n    print(i)\n"
+    o = outline_python(text.encode())
+    r = render("script.py", text, o, Tier.OUTLINE, counter)
+    assert r.content == text and not r.truncated
+    assert render("script.py", text, o, Tier.OUTLINE, counter, cap_tokens=3).content == ""

@@ -1,0 +1,116 @@
+"""Tests for ctx_lsp/index/scan.py: ignore rules and skip reasons."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ctx_lsp.index.scan import IgnoreRules, SkipReason, scan_folder
+from tests.conftest import write_tree
+
+
+def _scan(root: Path, extra=(), max_bytes=1_000_000):
+    return scan_folder(root, IgnoreRules(root.resolve(), extra), max_bytes)
+
+
+def _paths(result) -> list[str]:
+    return [f.rel_path for f in result.files]
+
+
+def test_default_ignores(tmp_path: Path) -> None:
+    """Ensure that VCS data, virtualenvs, caches and build output are never indexed."""
+    write_tree(tmp_path, {
+        "src/app.py": "x = 1\n",
+        ".git/config": "[core]\n",
+        "node_modules/lib/index.js": "module.exports = 1\n",
+        ".venv/lib/site.py": "",
+        "myenv/pyvenv.cfg": "home = /usr\n",
+        "__pycache__/app.cpython-311.pyc": b"\x00\x01",
+        "build/lib/app.py": "",
+        "pkg.egg-info/PKG-INFO": "Name: pkg\n",
+        "dist/pkg.whl": b"PK",
+        "app.min.js": "var a=1;",
+    })
+    result = _scan(tmp_path)
+    assert _paths(result) == ["src/app.py"]
+    assert result.ignored_dirs >= 7
+    assert result.skipped[SkipReason.IGNORED] == 1  # app.min.js
+
+
+def test_nested_gitignore_and_negation(tmp_path: Path) -> None:
+    """Ensure that nested .gitignore files apply to their subtree, with negation, as in git."""
+    write_tree(tmp_path, {
+        ".gitignore": "*.log\nsecret/\n",
+        "a.log": "x",
+        "keep/.gitignore": "!important.log\n",
+        "keep/important.log": "kept",
+        "keep/other.log": "dropped",
+        "secret/key.py": "KEY = 1\n",
+        "sub/.gitignore": "/local.py\n",
+        "sub/local.py": "",
+        "sub/deeper/local.py": "",
+    })
+    result = _scan(tmp_path)
+    assert _paths(result) == [".gitignore", "keep/.gitignore", "keep/important.log", "sub/.gitignore",
+                              "sub/deeper/local.py"]
+
+
+def test_configured_globs(tmp_path: Path) -> None:
+    """Ensure that configured ignore globs are applied on top of .gitignore."""
+    write_tree(tmp_path, {"a.py": "", "gen/b.py": "", "c_pb2.py": ""})
+    result = _scan(tmp_path, extra=["gen/", "*_pb2.py"])
+    assert _paths(result) == ["a.py"]
+
+
+def test_binary_and_large_files_are_counted(tmp_path: Path) -> None:
+    """Ensure that binary and oversized files are skipped and counted by reason."""
+    write_tree(tmp_path, {"logo.png": b"\x89PNG", "big.py": "x = 1\n" * 100, "ok.py": "y = 2\n"})
+    result = _scan(tmp_path, max_bytes=100)
+    assert _paths(result) == ["ok.py"]
+    assert result.skipped[SkipReason.BINARY] == 1
+    assert result.skipped[SkipReason.TOO_LARGE] == 1
+    assert result.too_large == ["big.py"]
+
+
+def test_symlinks_leaving_the_workspace_are_not_followed(tmp_path: Path) -> None:
+    """Ensure that a symlink to a file or directory outside the workspace is skipped."""
+    outside = write_tree(tmp_path / "outside", {"secret.py": "TOKEN = 'x'\n"})
+    ws = write_tree(tmp_path / "ws", {"a.py": "", "inner/b.py": ""})
+    os.symlink(outside / "secret.py", ws / "link.py")
+    os.symlink(outside, ws / "linkdir")
+    os.symlink(ws / "inner", ws / "alias")  # inside: its target is indexed under its own path
+    os.symlink(ws / "missing.py", ws / "dangling.py")
+    result = _scan(ws)
+    assert _paths(result) == ["a.py", "inner/b.py"]
+    assert result.skipped[SkipReason.SYMLINK_OUTSIDE] == 2
+    assert result.skipped[SkipReason.SYMLINK_INSIDE] == 2  # alias and the dangling link
+
+
+def test_symlink_loop_terminates(tmp_path: Path) -> None:
+    """Ensure that a directory symlink loop does not hang the walk (links are not followed)."""
+    ws = write_tree(tmp_path / "ws", {"a/x.py": ""})
+    os.symlink(ws / "a", ws / "a" / "loop")
+    result = _scan(ws)
+    assert "a/x.py" in _paths(result)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can read anything")
+def test_unreadable_directory_is_counted(tmp_path: Path) -> None:
+    """Ensure that an unreadable directory is counted, not fatal."""
+    ws = write_tree(tmp_path / "ws", {"a.py": "", "locked/b.py": ""})
+    (ws / "locked").chmod(0)
+    try:
+        result = _scan(ws)
+    finally:
+        (ws / "locked").chmod(0o755)
+    assert result.skipped[SkipReason.UNREADABLE] == 1
+
+
+def test_is_excluded_checks_ancestors(tmp_path: Path) -> None:
+    """Ensure that a file under an ignored directory is excluded even if a rule re-includes it."""
+    write_tree(tmp_path, {".gitignore": "out/\n!out/keep.py\n"})
+    rules = IgnoreRules(tmp_path.resolve())
+    assert rules.is_excluded("out/keep.py", False)
+    assert not rules.is_excluded("src/keep.py", False)

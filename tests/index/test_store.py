@@ -1,0 +1,81 @@
+"""Tests for ctx_lsp/index/store.py: the SQLite cache survives every kind of damage."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from ctx_lsp.index.store import CACHE_DIR_NAME, DB_FILE_NAME, IndexStore, StoredFile
+
+
+def _row(rel: str = "a.py", h: str = "h1") -> StoredFile:
+    return StoredFile(rel, 10, 123, h, "python", 5, 2, False, "[]")
+
+
+def test_round_trip_and_gitignore(tmp_path: Path) -> None:
+    """Ensure that rows persist across opens and the cache dir ignores itself."""
+    store = IndexStore.open(tmp_path, "o200k_base", "0")
+    store.put_many([_row("a.py"), _row("b.py", "h2")])
+    store.touch_many([("a.py", 11, 456)])
+    store.delete_many(["b.py"])
+    store.close()
+    again = IndexStore.open(tmp_path, "o200k_base", "0")
+    rows = again.load_all()
+    assert list(rows) == ["a.py"]
+    assert (rows["a.py"].size, rows["a.py"].mtime_ns, rows["a.py"].hash) == (11, 456, "h1")
+    assert (tmp_path / CACHE_DIR_NAME / ".gitignore").read_text().strip().endswith("*")
+    assert again.warnings == []
+
+
+def test_corrupt_database_is_rebuilt(tmp_path: Path) -> None:
+    """Ensure that a corrupt cache file is replaced, with a warning, not an exception."""
+    cache = tmp_path / CACHE_DIR_NAME
+    cache.mkdir()
+    (cache / DB_FILE_NAME).write_bytes(b"this is not a database" * 100)
+    store = IndexStore.open(tmp_path, "o200k_base", "0")
+    assert store.load_all() == {}
+    store.put_many([_row()])
+    assert list(store.load_all()) == ["a.py"]
+    assert any("rebuilt" in w or "corrupt" in w for w in store.warnings)
+
+
+def test_foreign_tokenizer_or_schema_is_rebuilt(tmp_path: Path) -> None:
+    """Ensure that a cache written with another tokenizer or schema starts empty."""
+    store = IndexStore.open(tmp_path, "o200k_base", "0")
+    store.put_many([_row()])
+    store.close()
+    other = IndexStore.open(tmp_path, "cl100k_base", "0")
+    assert other.load_all() == {}
+    assert any("another version" in w for w in other.warnings)
+    other.close()
+    conn = sqlite3.connect(tmp_path / CACHE_DIR_NAME / DB_FILE_NAME)
+    with conn:
+        conn.execute("UPDATE meta SET value='999' WHERE key='schema'")
+    conn.close()
+    assert IndexStore.open(tmp_path, "cl100k_base", "0").load_all() == {}
+
+
+def test_locked_database_falls_back_to_memory(tmp_path: Path) -> None:
+    """Ensure that a cache locked by another process is bypassed, not waited on forever."""
+    IndexStore.open(tmp_path, "o200k_base", "0").close()
+    holder = sqlite3.connect(tmp_path / CACHE_DIR_NAME / DB_FILE_NAME)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        store = IndexStore.open(tmp_path, "o200k_base", "0")
+        store.put_many([_row()])
+        assert list(store.load_all()) == ["a.py"]
+        assert store.location == ":memory:"
+        assert any("locked" in w for w in store.warnings)
+    finally:
+        holder.rollback()
+        holder.close()
+
+
+def test_unwritable_root_uses_memory(tmp_path: Path) -> None:
+    """Ensure that a workspace where .ctx-lsp cannot be created still gets a (memory) store."""
+    blocker = tmp_path / CACHE_DIR_NAME
+    blocker.write_text("a file where the cache dir should be")
+    store = IndexStore.open(tmp_path, "o200k_base", "0")
+    assert store.location == ":memory:"
+    assert store.warnings
