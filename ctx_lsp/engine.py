@@ -102,7 +102,8 @@ class StatusReport:
     ignored_dirs: int
     problems: tuple[str, ...]
     symbols: int
-    tokens: int
+    tokens: int  # exact, of code and markdown
+    tokens_estimated: int  # chars/4 estimate of other text files
     tokenizer: str
     open_documents: int
     watcher: WatcherStatus
@@ -137,11 +138,11 @@ class Engine:
     # ------------------------------------------------------------------ lifecycle
     def index(self, progress: ProgressFn | None = None, *, force: bool = False) -> IndexStats:
         with self._reindex_lock:
-            if force:
-                self.search_index = SearchIndex()
-                self.workspace._listeners = [self.search_index.update]  # noqa: SLF001 - owned here
-                self.workspace.files = {}
             return self.workspace.index(progress, force=force)
+
+    def warm_up(self) -> None:
+        """Build what the first request would otherwise wait for (search postings)."""
+        self.search_index.catch_up()
 
     def start_watching(self, on_change=None) -> Watcher:
         if self.watcher is None:
@@ -329,8 +330,9 @@ class Engine:
             too_large=tuple(stats.too_large[:50]),
             ignored_dirs=stats.ignored_dirs,
             problems=tuple(stats.problems),
-            symbols=sum(len(f.outline.symbols) for f in files.values()),
-            tokens=sum(f.tokens for f in files.values()),
+            symbols=sum(f.symbols for f in files.values()),
+            tokens=sum(f.tokens for f in files.values() if f.tokens_exact),
+            tokens_estimated=sum(f.tokens for f in files.values() if not f.tokens_exact),
             tokenizer=self.counter.name,
             open_documents=len(ws.overlay_paths()),
             watcher=WatcherStatus(

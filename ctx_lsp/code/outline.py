@@ -345,7 +345,10 @@ def _symbols(
             end_row -= 1
         if body is not None:
             body_row = body.start_point[0]
-            span = (bisect_left(call_starts, body.start_byte), bisect_left(call_starts, body.end_byte))
+            span = (
+                bisect_left(call_starts, body.start_byte),
+                bisect_left(call_starts, body.end_byte),
+            )
         else:
             body_row = end_row
             span = (0, 0)
@@ -461,41 +464,37 @@ def _module_level(src: bytes, root: Node) -> tuple[list[Import], list[Constant]]
                 if constant is not None and constant.name not in seen:
                     seen.add(constant.name)
                     constants.append(constant)
+        elif kind == "if_statement" and _is_noisy_if(node):
+            # only the `if` branch is noise (`else:` is what runs for real), so each
+            # child gets its own flag; pushed in reverse to be visited in source order
+            for child in reversed(node.children):
+                stack.append((iter((child,)), noisy or child.type == "block"))
         elif kind in _COMPOUND_TYPES:
-            child_noisy = noisy
-            if kind == "if_statement":
-                condition = node.child_by_field_name("condition")
-                if condition is not None and _NOISY_IF_CONDITION.match(
-                    _collapse(condition.text or b"")
-                ):
-                    # only the `if` branch is noise; `else:` is what runs for real
-                    for child in reversed(node.children):
-                        is_consequence = child.type == "block"
-                        stack.append((iter((child,)), noisy or is_consequence))
-                    continue
-            stack.append((iter(node.children), child_noisy))
+            stack.append((iter(node.children), noisy))
     return imports, constants
 
 
+def _is_noisy_if(node: Node) -> bool:
+    condition = node.child_by_field_name("condition")
+    if condition is None:
+        return False
+    return _NOISY_IF_CONDITION.match(_collapse(condition.text or b"")) is not None
+
+
 def _references(
-    id_nodes: list[Node], def_nodes: list[Node], import_nodes: list[Node]
+    id_nodes: list[Node], import_nodes: list[Node], symbols: list[Symbol]
 ) -> tuple[tuple[str, int], ...]:
     """Identifier counts without definition names and import statements (the graph wants
     uses, not declarations)."""
     counts = Counter(map(_TEXT_OF, id_nodes))
-    excluded: list[bytes] = []
-    for node in def_nodes:
-        name = node.child_by_field_name("name")
-        if name is not None and name.type == "identifier":
-            excluded.append(name.text)  # type: ignore[arg-type]
-    for node in import_nodes:
-        excluded.extend(
-            d.text for d in _descendants(node, node.end_byte) if d.type == "identifier"  # type: ignore[misc]
-        )
-    counts.subtract(excluded)
-    return tuple(
-        sorted((_decode(name), n) for name, n in counts.items() if n > 0)  # type: ignore[arg-type]
+    counts.subtract(
+        d.text
+        for node in import_nodes
+        for d in _descendants(node, node.end_byte)
+        if d.type == "identifier"
     )
+    counts.subtract(s.name.encode("utf-8", "replace") for s in symbols)
+    return tuple(sorted((_decode(name), n) for name, n in counts.items() if n > 0))
 
 
 def _line_count(text: str) -> int:
@@ -519,17 +518,17 @@ def outline_python(source: bytes) -> Outline:
 def _outline_python(source: bytes) -> Outline:
     root = _parser().parse(source).root_node
     captures = QueryCursor(_QUERY).captures(root)
-    def_nodes = captures.get("def", [])
+    symbols = _symbols(
+        source, captures.get("def", []), captures.get("dec", []), captures.get("call", [])
+    )
     imports, constants = _module_level(source, root)
     return Outline(
         language="python",
         docstring=_docstring(root),
         imports=tuple(imports),
         constants=tuple(constants),
-        symbols=tuple(
-            _symbols(source, def_nodes, captures.get("dec", []), captures.get("call", []))
-        ),
-        references=_references(captures.get("id", []), def_nodes, captures.get("imp", [])),
+        symbols=tuple(symbols),
+        references=_references(captures.get("id", []), captures.get("imp", []), symbols),
         line_count=_line_count_bytes(source),
         has_errors=root.has_error,
     )
@@ -613,7 +612,9 @@ def outline_from_json(s: str) -> Outline:
     return Outline(
         language=language,
         docstring=docstring,
-        imports=tuple(Import(line, text, module, tuple(names)) for line, text, module, names in imports),
+        imports=tuple(
+            Import(line, text, module, tuple(names)) for line, text, module, names in imports
+        ),
         constants=tuple(Constant(line, name, text) for line, name, text in constants),
         symbols=tuple(
             Symbol(q, n, k, sig, tuple(dec), doc, sl, el, bl, d, p, tuple(calls), bool(a))

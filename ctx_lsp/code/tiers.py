@@ -61,6 +61,8 @@ class _Row(NamedTuple):
     """Belongs to a nested symbol (a method): folded first when the outline is too big."""
     ends: tuple[str, ...] = ()
     """Qualnames whose full source (tier 2) ends on this row."""
+    source: bool = False
+    """A verbatim source line (tier 2), never annotated."""
 
 
 def render(
@@ -96,8 +98,7 @@ def render(
             return _whole_or_nothing(text, outline, tier, counter, cap)
     if tier == Tier.FOCUSED and focus:
         rows = _focus(rows, outline, lines, focus)
-    note = "  # (+{} members)" if outline.language == "python" else " (+{} more)"
-    return _fit(rows, outline, tier, counter, cap, note)
+    return _fit(rows, outline, tier, counter, cap)
 
 
 # -- tier 3 and plain text ---------------------------------------------------------------
@@ -197,7 +198,9 @@ def _symbol_rows(symbol: Symbol, lines: Sequence[str], member: bool) -> list[_Ro
         if lines[number - 1].lstrip().startswith("@")
     ]
     if len(decorator_lines) != len(symbol.decorators):  # comments or odd layout
-        decorator_lines = [min(symbol.start_line + i, header) for i in range(len(symbol.decorators))]
+        decorator_lines = [
+            min(symbol.start_line + i, header) for i in range(len(symbol.decorators))
+        ]
     indent = INDENT * symbol.depth
     rows = [
         _Row(number, indent + _cut_doc(decorator), False, member)
@@ -266,7 +269,13 @@ def _focus(
         while pending is not None and pending.line <= end:  # replaced by the source
             pending = next(row_iter, None)
         out.extend(
-            _Row(number, lines[number - 1], number == start, ends=tuple(names) if number == end else ())
+            _Row(
+                number,
+                lines[number - 1],
+                number == start,
+                ends=tuple(names) if number == end else (),
+                source=True,
+            )
             for number in range(start, end + 1)
         )
     while pending is not None:
@@ -283,27 +292,28 @@ def _content(rows: Sequence[_Row], width: int) -> tuple[str, list[int]]:
     return text, [i for i, row in enumerate(rows) if row.starts_symbol]
 
 
-def _fold_members(rows: Sequence[_Row], note: str) -> list[_Row]:
-    """The outline without member rows; the row before a folded run says how many."""
+def _fold_members(rows: Sequence[_Row], noun: str) -> list[_Row]:
+    """The outline without member rows. Each folded member is counted on the outline row
+    it belongs to, the last outline row before it (its class or heading; a focused
+    method's source rows in between do not change that), which then says how many."""
     out: list[_Row] = []
-    hidden = 0
+    hidden: dict[int, int] = {}  # index in `out` -> members folded under it
+    owner = -1
     for row in rows:
         if row.member:
-            hidden += row.starts_symbol
+            if row.starts_symbol and owner >= 0:
+                hidden[owner] = hidden.get(owner, 0) + 1
             continue
-        if hidden and out:
-            out[-1] = _with_note(out[-1], note.format(hidden))
-        hidden = 0
         out.append(row)
-    if hidden and out:
-        out[-1] = _with_note(out[-1], note.format(hidden))
+        if not row.source:
+            owner = len(out) - 1
+    for index, count in hidden.items():
+        row = out[index]
+        note = f"(+{count} {noun}{'' if count == 1 else 's'})"
+        commented = "  # " in row.text or row.text.startswith("#")
+        text = f"{row.text} {note}" if commented else f"{row.text}  # {note}"
+        out[index] = row._replace(text=text)
     return out
-
-
-def _with_note(row: _Row, note: str) -> _Row:
-    if note.startswith("  # ") and "  # " in row.text:
-        note = " " + note[len("  # ") :]
-    return _Row(row.line, row.text + note, row.starts_symbol, row.member, row.ends)
 
 
 def _fit(
@@ -312,7 +322,6 @@ def _fit(
     tier: Tier,
     counter: TokenCounter,
     cap: int,
-    note: str,
 ) -> Rendering:
     """Cut the rows to the cap. An outline that does not fit first folds members
     (methods; deep headings): every top-level name beats the first half of the file.
@@ -322,7 +331,7 @@ def _fit(
     cut = cut_to_tokens(content, cap, counter, breaks=breaks)
     folded = False
     if cut.truncated and any(row.member for row in rows):
-        rows = _fold_members(rows, note)
+        rows = _fold_members(rows, "member" if outline.language == "python" else "subsection")
         content, breaks = _content(rows, width)
         cut = cut_to_tokens(content, cap, counter, breaks=breaks)
         folded = True

@@ -7,7 +7,8 @@ worker processes of a cold index (they return plain rows that cross process boun
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
 from ctx_lsp.code.outline import Outline, outline_for, outline_from_json, outline_to_json
 from ctx_lsp.index.scan import looks_binary
@@ -15,9 +16,14 @@ from ctx_lsp.index.store import StoredFile
 from ctx_lsp.tokens import TokenCounter, counter_for
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class IndexedFile:
-    """What the index knows about one file. Text is not kept: it is read when rendered."""
+    """What the index knows about one file. Text is not kept: it is read when rendered.
+
+    Never mutated once published (the index replaces entries), except for the outline,
+    which is decoded from its cached JSON on first use: a warm start over thousands of
+    files must not pay for outlines nobody asks for.
+    """
 
     root: str  # absolute path of its workspace folder
     rel_path: str  # posix, relative to root
@@ -27,11 +33,30 @@ class IndexedFile:
     size: int
     mtime_ns: int
     hash: str
-    tokens: int  # of the whole file (tier 3 before capping)
+    tokens: int  # of the whole file; an estimate for plain text (see `tokens_exact`)
     line_count: int
+    symbols: int
     decode_replaced: bool  # not valid UTF-8; decoded with U+FFFD replacements
-    outline: Outline
+    outline_json: str
     overlay_version: int | None = None  # set while an editor buffer overrides the disk copy
+    _outline: Outline | None = field(default=None, repr=False)
+
+    @property
+    def outline(self) -> Outline:
+        if self._outline is None:
+            self._outline = outline_from_json(self.outline_json)
+        return self._outline
+
+    @property
+    def tokens_exact(self) -> bool:
+        return self.language in EXACT_TOKEN_LANGUAGES
+
+
+EXACT_TOKEN_LANGUAGES = frozenset({"python", "markdown"})
+"""Code and docs are counted exactly at index time. Other text (translations, data,
+templates) is estimated at chars/4: it is shown whole-or-nothing and counted for real
+when rendered, and exact counts of megabytes of .po files cost seconds of a cold index."""
+CHARS_PER_TOKEN_ESTIMATE = 4
 
 
 def content_hash(data: bytes) -> str:
@@ -58,11 +83,22 @@ def analyse(rel_path: str, data: bytes, size: int, mtime_ns: int, counter: Token
         mtime_ns=mtime_ns,
         hash=content_hash(data),
         language=outline.language,
-        tokens=counter.count(text),
+        tokens=counter.count(text) if outline.language in EXACT_TOKEN_LANGUAGES else math.ceil(
+            len(text) / CHARS_PER_TOKEN_ESTIMATE
+        ),
         line_count=outline.line_count,
+        symbols=len(outline.symbols),
         decode_replaced=replaced,
         outline_json=outline_to_json(outline),
     )
+
+
+BINARY_LANGUAGE = "binary"
+"""Stored rows for files found binary by content, so a warm start need not re-read them."""
+
+
+def binary_row(rel_path: str, data: bytes, mtime_ns: int) -> StoredFile:
+    return StoredFile(rel_path, len(data), mtime_ns, content_hash(data), BINARY_LANGUAGE, 0, 0, 0, False, "")
 
 
 def to_indexed(row: StoredFile, root: str, abs_path: str, display: str, outline: Outline | None = None) -> IndexedFile:
@@ -77,8 +113,10 @@ def to_indexed(row: StoredFile, root: str, abs_path: str, display: str, outline:
         hash=row.hash,
         tokens=row.tokens,
         line_count=row.line_count,
+        symbols=row.symbols,
         decode_replaced=row.decode_replaced,
-        outline=outline if outline is not None else outline_from_json(row.outline_json),
+        outline_json=row.outline_json,
+        _outline=outline,
     )
 
 
@@ -100,6 +138,8 @@ def read_and_analyse(abs_path: str, rel_path: str, size: int, mtime_ns: int, enc
         return ReadOutcome(None, "deleted")
     except OSError as err:
         return ReadOutcome(None, "unreadable", f"{rel_path}: {err.strerror or err}")
+    if looks_binary(data):
+        return ReadOutcome(binary_row(rel_path, data, mtime_ns), "binary")
     try:
         row = analyse(rel_path, data, len(data), mtime_ns, counter_for(encoding))
     except Exception as err:  # noqa: BLE001 - one bad file must never abort an index pass

@@ -33,11 +33,12 @@ DEFAULT_IGNORED_DIRS = frozenset(
 )
 """Directories that are never context for an agent, whatever .gitignore says."""
 
-DEFAULT_IGNORED_GLOBS = (
-    "*.egg-info/", "*.pyc", "*.pyo", "*.so", "*.dylib", "*.dll", "*.o", "*.a", "*.class",
-    "*.min.js", "*.min.css", "*.map", "*.lock", "package-lock.json", ".coverage", ".DS_Store",
+DEFAULT_IGNORED_SUFFIXES = (
+    ".pyc", ".pyo", ".so", ".dylib", ".dll", ".o", ".a", ".class", ".min.js", ".min.css", ".map", ".lock",
 )
-"""Generated or machine-only files: minified bundles, lock files, compiled objects."""
+DEFAULT_IGNORED_NAMES = frozenset({"package-lock.json", ".coverage", ".DS_Store"})
+"""Generated or machine-only files: minified bundles, lock files, compiled objects. Checked
+by name, not through pathspec: this runs for every file of every scan."""
 
 BINARY_SUFFIXES = frozenset(
     ".png .jpg .jpeg .gif .bmp .ico .webp .tif .tiff .psd .pdf .zip .gz .tgz .bz2 .xz .7z .rar "
@@ -103,7 +104,7 @@ class IgnoreRules:
     def __init__(self, root: Path, extra_globs: Sequence[str] = (), respect_gitignore: bool = True):
         self.root = root
         self.respect_gitignore = respect_gitignore
-        self._global = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_IGNORED_GLOBS, *extra_globs])
+        self._global = pathspec.GitIgnoreSpec.from_lines(list(extra_globs)) if extra_globs else None
         self._dir_specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
 
     def _spec_for(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
@@ -121,6 +122,10 @@ class IgnoreRules:
         self._dir_specs[rel_dir] = spec
         return spec
 
+    def note_no_gitignore(self, rel_dir: str) -> None:
+        """The walk listed `rel_dir` and saw no .gitignore: spare a failed open later."""
+        self._dir_specs.setdefault(rel_dir, None)
+
     def forget(self, rel_dir: str) -> None:
         """Drop a cached .gitignore (it changed on disk)."""
         self._dir_specs.pop(rel_dir, None)
@@ -133,21 +138,24 @@ class IgnoreRules:
             return True
         if any(p in DEFAULT_IGNORED_DIRS for p in parts[:-1]):
             return True
-        probe = rel_path + "/" if is_dir else rel_path
-        if self._global.match_file(probe):
+        if not is_dir and (name in DEFAULT_IGNORED_NAMES or name.endswith(DEFAULT_IGNORED_SUFFIXES)):
+            return True
+        if self._global is not None and self._global.match_file(rel_path + "/" if is_dir else rel_path):
             return True
         # Deepest .gitignore wins (it can re-include with "!"), so check from the root down
         # and remember the last spec that had an opinion.
+        if not self.respect_gitignore:
+            return False
         ignored = False
-        for depth in range(len(parts)):
-            rel_dir = "/".join(parts[:depth])
-            spec = self._spec_for(rel_dir)
-            if spec is None:
-                continue
-            sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
-            result = spec.check_file(sub)
-            if result.include is not None:
-                ignored = bool(result.include)
+        rel_dir = ""
+        for depth, part in enumerate(parts):
+            spec = self._dir_specs[rel_dir] if rel_dir in self._dir_specs else self._spec_for(rel_dir)
+            if spec is not None:
+                sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
+                result = spec.check_file(sub)
+                if result.include is not None:
+                    ignored = bool(result.include)
+            rel_dir = f"{rel_dir}/{part}" if rel_dir else part
         return ignored
 
     def is_excluded(self, rel_path: str, is_dir: bool) -> bool:
@@ -202,6 +210,8 @@ def scan_folder(root: Path, rules: IgnoreRules, max_file_bytes: int, start: str 
             result.skipped[SkipReason.UNREADABLE] += 1
             continue
         entries.sort(key=lambda e: e.name)
+        if not any(e.name == ".gitignore" for e in entries):
+            rules.note_no_gitignore(dir_rel)
         for entry in entries:
             rel = f"{dir_rel}/{entry.name}" if dir_rel else entry.name
             try:

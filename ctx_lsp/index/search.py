@@ -62,6 +62,8 @@ class SearchIndex:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._pending_lock = threading.Lock()
+        self._pending: dict[str, IndexedFile | None] = {}
         self._postings: dict[str, dict[int, int]] = {}
         self._docs: dict[int, _Doc] = {}
         self._doc_terms: dict[int, tuple[str, ...]] = {}
@@ -71,15 +73,31 @@ class SearchIndex:
         self._total_length = 0
 
     def __len__(self) -> int:
+        self.catch_up()
         return len(self._docs)
 
     def update(self, removed: Sequence[str], updated: Sequence[IndexedFile]) -> None:
-        with self._lock:
+        """Queue index changes; they are applied on the next search (or `catch_up`).
+
+        Queuing keeps a full index pass cheap: postings for thousands of files are built
+        once, when first needed, not on the thread that reports the index as ready.
+        """
+        with self._pending_lock:
             for abs_path in removed:
-                self._remove_file(abs_path)
+                self._pending[abs_path] = None
             for entry in updated:
-                self._remove_file(entry.abs_path)
-                self._add_file(entry)
+                self._pending[entry.abs_path] = entry
+
+    def catch_up(self) -> None:
+        with self._pending_lock:
+            pending, self._pending = self._pending, {}
+        if not pending:
+            return
+        with self._lock:
+            for abs_path, entry in pending.items():
+                self._remove_file(abs_path)
+                if entry is not None:
+                    self._add_file(entry)
 
     def _remove_file(self, abs_path: str) -> None:
         for doc_id in self._by_file.pop(abs_path, ()):
@@ -116,6 +134,7 @@ class SearchIndex:
 
     def search(self, query: str, limit: int = 20) -> list[SearchHit]:
         """Top documents for the query; ties broken by path and line for determinism."""
+        self.catch_up()
         q = query_terms(query)
         with self._lock:
             n_docs = len(self._docs)

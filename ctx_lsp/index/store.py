@@ -24,7 +24,7 @@ from typing import Iterable
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 """Bump whenever the row layout or the outline JSON changes; old caches are rebuilt."""
 
 CACHE_DIR_NAME = ".ctx-lsp"
@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS files (
     language TEXT NOT NULL,
     tokens INTEGER NOT NULL,
     line_count INTEGER NOT NULL,
+    symbols INTEGER NOT NULL,
     decode_replaced INTEGER NOT NULL,
     outline TEXT NOT NULL
 );
@@ -59,6 +60,7 @@ class StoredFile:
     language: str
     tokens: int
     line_count: int
+    symbols: int
     decode_replaced: bool
     outline_json: str
 
@@ -125,22 +127,22 @@ class IndexStore:
             try:
                 rows = self._conn.execute(
                     "SELECT rel_path, size, mtime_ns, hash, language, tokens, line_count,"
-                    " decode_replaced, outline FROM files"
+                    " symbols, decode_replaced, outline FROM files"
                 ).fetchall()
             except sqlite3.DatabaseError as err:
                 self.warnings.append(f"index cache read failed ({err}); re-indexing")
                 return {}
-        return {r[0]: StoredFile(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8]) for r in rows}
+        return {r[0]: StoredFile(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9]) for r in rows}
 
     def put_many(self, files: Iterable[StoredFile]) -> None:
         rows = [
-            (f.rel_path, f.size, f.mtime_ns, f.hash, f.language, f.tokens, f.line_count,
+            (f.rel_path, f.size, f.mtime_ns, f.hash, f.language, f.tokens, f.line_count, f.symbols,
              int(f.decode_replaced), f.outline_json)
             for f in files
         ]
         if not rows:
             return
-        self._write("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?)", rows)
+        self._write("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
 
     def touch_many(self, updates: Iterable[tuple[str, int, int]]) -> None:
         """Record a new (size, mtime) for rows whose content hash did not change."""

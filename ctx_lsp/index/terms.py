@@ -7,6 +7,7 @@ and folding simple plurals, lets the two meet.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Iterable
 
@@ -63,13 +64,18 @@ def terms(text: str) -> list[str]:
     """
     out: list[str] = []
     for word in _WORD.findall(text):
-        parts = split_identifier(word)
-        for part in parts:
-            if len(part) >= MIN_TERM_CHARS and part not in STOP_WORDS:
-                out.append(normalise(part))
-        if len(parts) > 1:
-            out.append(word.lower().strip("_"))
+        out.extend(word_terms(word))
     return out
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def word_terms(word: str) -> tuple[str, ...]:
+    """Terms of one word; cached because code repeats its identifiers endlessly."""
+    parts = split_identifier(word)
+    out = [normalise(p) for p in parts if len(p) >= MIN_TERM_CHARS and p not in STOP_WORDS]
+    if len(parts) > 1:
+        out.append(word.lower().strip("_"))
+    return tuple(out)
 
 
 def query_terms(text: str) -> list[str]:

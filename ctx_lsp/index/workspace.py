@@ -27,6 +27,7 @@ from ctx_lsp.code.outline import outline_for
 from ctx_lsp.config import Config
 from ctx_lsp.errors import NotFound, OutsideWorkspace
 from ctx_lsp.index.files import (
+    BINARY_LANGUAGE,
     IndexedFile,
     ReadOutcome,
     analyse,
@@ -215,6 +216,9 @@ class Workspace:
                 continue
             row = stored.get(sf.rel_path)
             if row is not None and row.size == sf.size and row.mtime_ns == sf.mtime_ns:
+                if row.language == BINARY_LANGUAGE:
+                    stats.skipped[SkipReason.BINARY] += 1
+                    continue
                 try:
                     out[sf.abs_path] = to_indexed(row, root, sf.abs_path, self.display_path(folder, sf.rel_path))
                     stats.reused += 1
@@ -228,6 +232,10 @@ class Workspace:
         fresh: list[StoredFile] = []
         touched: list[tuple[str, int, int]] = []
         for sf, outcome in zip(todo, outcomes):
+            if outcome.row is not None and outcome.row.language == BINARY_LANGUAGE:
+                fresh.append(outcome.row)
+                stats.skipped[SkipReason.BINARY] += 1
+                continue
             if outcome.row is None:
                 stats.skipped[outcome.skip_reason or SkipReason.UNREADABLE] += 1
                 if outcome.error and len(stats.problems) < MAX_REPORTED_PROBLEMS:
@@ -339,7 +347,7 @@ class Workspace:
                 if existing is not None and existing.size == st.st_size and existing.mtime_ns == st.st_mtime_ns:
                     return None
                 outcome = read_and_analyse(abs_path, rel, st.st_size, st.st_mtime_ns, self.config.tokenizer)
-                if outcome.row is not None:
+                if outcome.row is not None and outcome.row.language != BINARY_LANGUAGE:
                     if existing is not None and existing.hash == outcome.row.hash:
                         self._open_store(folder).touch_many([(rel, outcome.row.size, outcome.row.mtime_ns)])
                         with self._lock:
@@ -410,7 +418,8 @@ class Workspace:
         if row is None:  # an editor buffer is text by definition; treat NULs as text
             outline = outline_for(rel, data.replace(b"\x00", b" "))
             row = StoredFile(rel, len(data), 0, content_hash(data), outline.language,
-                             counter_for(self.config.tokenizer).count(text), outline.line_count, False, "")
+                             counter_for(self.config.tokenizer).count(text), outline.line_count,
+                             len(outline.symbols), False, "")
             return _overlay(to_indexed(row, str(folder.root), abs_path, self.display_path(folder, rel), outline), version)
         return _overlay(to_indexed(row, str(folder.root), abs_path, self.display_path(folder, rel)), version)
 

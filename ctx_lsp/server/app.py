@@ -128,6 +128,7 @@ class CtxServer(LanguageServer):
         finally:
             if token is not None:
                 self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+        await asyncio.to_thread(engine.warm_up)
         watcher = engine.start_watching(self._on_disk_change)
         if watcher.state == "failed":
             self.log(f"file watcher failed: {watcher.error}", lsp.MessageType.Warning)

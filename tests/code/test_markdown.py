@@ -79,7 +79,8 @@ def test_signatures_lines_and_docs() -> None:
     assert s["Setext Two"].signature == "## Setext Two"
     assert s["Top Again"].signature == "# Top Again"
     project = s["Project"]
-    assert (project.start_line, project.body_start_line) == (line("# Project"), line("# Project") + 1)
+    assert project.start_line == line("# Project")
+    assert project.body_start_line == line("# Project") + 1
     assert project.end_line == line("Top Again") - 1
     assert project.doc == "Intro paragraph line."
     assert s["Install"].end_line == line("Setext Two") - 1

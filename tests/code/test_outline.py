@@ -292,7 +292,10 @@ def test_crlf_line_numbers_match_lf(sample: Outline) -> None:
 
 def test_syntax_errors_still_outline() -> None:
     """Ensure that a file with syntax errors sets has_errors and keeps what parses."""
-    src = b"import os\n\ndef good(a):\n    return a\n\ndef broken(:\n    pass\n\nclass Later:\n    def m(self): ...\n"
+    src = (
+        b"import os\n\ndef good(a):\n    return a\n\ndef broken(:\n    pass\n\n"
+        b"class Later:\n    def m(self): ...\n"
+    )
     o = outline_python(src)
     assert o.has_errors
     names = [s.qualname for s in o.symbols]
@@ -329,7 +332,8 @@ def test_empty_file() -> None:
 
 def test_non_utf8_bytes() -> None:
     """Ensure that latin-1 bytes in strings and docstrings are decoded with replacement."""
-    o = outline_python('"""Caf\xe9 module."""\ndef caf\xe9(): return "\xe9"\nX = "\xe9"\n'.encode("latin-1"))
+    source = '"""Caf\xe9 module."""\ndef caf\xe9(): return "\xe9"\nX = "\xe9"\n'
+    o = outline_python(source.encode("latin-1"))
     assert o.docstring == "Caf\ufffd module."
     assert o.constants[0].text == 'X = "\ufffd"'
 
@@ -342,7 +346,8 @@ def test_deep_nesting_does_not_recurse() -> None:
     ifs = b"".join(b"    " * i + b"if x:\n" for i in range(300)) + b"    " * 300 + b"import deep\n"
     o = outline_module._outline_python(ifs)
     assert [i.module for i in o.imports] == ["deep"]
-    defs = b"".join(b"    " * i + b"def f%d():\n" % i for i in range(200)) + b"    " * 200 + b"pass\n"
+    defs = b"".join(b"    " * i + b"def f%d():\n" % i for i in range(200))
+    defs += b"    " * 200 + b"pass\n"
     o = outline_module._outline_python(defs)
     assert len(o.symbols) == 200
     assert o.symbols[-1].depth == 199
@@ -351,7 +356,9 @@ def test_deep_nesting_does_not_recurse() -> None:
 
 def test_big_file() -> None:
     """Ensure that a large generated file (about 0.4 MB) outlines completely."""
-    chunk = b'def func_%d(a: int, b: str = "x") -> int:\n    """Doc %d."""\n    return call_%d(a)\n\n'
+    chunk = (
+        b'def func_%d(a: int, b: str = "x") -> int:\n    """Doc %d."""\n    return call_%d(a)\n\n'
+    )
     src = b"".join(chunk % (i, i, i) for i in range(5_000))
     o = outline_python(src)
     assert len(o.symbols) == 5_000

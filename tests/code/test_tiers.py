@@ -76,7 +76,9 @@ def test_default_caps() -> None:
     assert TIER_CAP_TOKENS == {Tier.OUTLINE: 1000, Tier.FOCUSED: 5000, Tier.FULL: 20000}
 
 
-def test_tier1_lists_every_top_level_signature(module_outline: Outline, counter: TokenCounter) -> None:
+def test_tier1_lists_every_top_level_signature(
+    module_outline: Outline, counter: TokenCounter
+) -> None:
     """Ensure that tier 1 shows the docstring, imports, constants and every top-level
     signature with its line number, methods indented, nested functions hidden."""
     r = render("tokens.py", MODULE, module_outline, Tier.OUTLINE, counter)
@@ -87,7 +89,8 @@ def test_tier1_lists_every_top_level_signature(module_outline: Outline, counter:
     lines = r.content.splitlines()
     assert lines[0] == ' 1│ """Token counting with the shipped encodings."""'
     assert lines[1] == (
-        " 5│ import gzip, hashlib; from dataclasses import dataclass; from functools import lru_cache"
+        " 5│ import gzip, hashlib; from dataclasses import dataclass;"
+        " from functools import lru_cache"
     )
     assert "__future__" not in r.content
     for symbol in module_outline.symbols:
@@ -96,9 +99,11 @@ def test_tier1_lists_every_top_level_signature(module_outline: Outline, counter:
             assert any(
                 line.startswith(f"{header:>2}│ {symbol.signature}") for line in lines
             ), symbol.qualname
-    assert f'{line_of(MODULE, "DEFAULT_ENCODING =")}│ DEFAULT_ENCODING = "o200k_base"' in r.content
+    n = line_of(MODULE, "DEFAULT_ENCODING =")
+    assert f'{n}│ DEFAULT_ENCODING = "o200k_base"' in r.content
     assert "class TokenCounter(Protocol):  # Counts tokens for budgets." in r.content
-    assert f"{line_of(MODULE, 'def count(')}│     def count(self, text: str) -> int\n" in r.content
+    n = line_of(MODULE, "def count(")
+    assert f"{n}│     def count(self, text: str) -> int\n" in r.content
     assert f"{line_of(MODULE, '@lru_cache')}│ @lru_cache\n" in r.content
     assert "# Cached per process." in r.content
     assert "def each" not in r.content  # a function inside a function
@@ -121,7 +126,9 @@ def test_tier2_shows_focused_bodies_only(module_outline: Outline, counter: Token
     assert "def other(a, b)" in r.content  # still outlined
 
 
-def test_tier2_focused_class_shows_all_of_it(module_outline: Outline, counter: TokenCounter) -> None:
+def test_tier2_focused_class_shows_all_of_it(
+    module_outline: Outline, counter: TokenCounter
+) -> None:
     """Ensure that a focused class shows its whole body, nested defs included, and that a
     focused method inside it counts as shown too."""
     r = render(
@@ -204,7 +211,9 @@ def test_crlf_renders_clean_lines(counter: TokenCounter) -> None:
     assert render("t.py", crlf, o, Tier.FULL, counter).content == crlf
 
 
-MARKDOWN = "# Guide\n\nIntro.\n\n## Install\n\nRun pip.\n\n### Extras\n\nMore.\n\n## Use\n\nCall it.\n"
+MARKDOWN = (
+    "# Guide\n\nIntro.\n\n## Install\n\nRun pip.\n\n### Extras\n\nMore.\n\n## Use\n\nCall it.\n"
+)
 
 
 def test_markdown_tiers(counter: TokenCounter) -> None:
@@ -312,7 +321,11 @@ def test_random_modules_respect_caps(
         assert r.content == text
 
 
-@given(a=st.lists(LINE, max_size=30), b=st.lists(LINE, max_size=30), tier=st.sampled_from(list(Tier)))
+@given(
+    a=st.lists(LINE, max_size=30),
+    b=st.lists(LINE, max_size=30),
+    tier=st.sampled_from(list(Tier)),
+)
 @settings(max_examples=60, deadline=None)
 def test_stale_outline_does_not_crash(a: list[str], b: list[str], tier: Tier) -> None:
     """Ensure that rendering a text with another text's outline (a stale cache) still
@@ -320,7 +333,8 @@ def test_stale_outline_does_not_crash(a: list[str], b: list[str], tier: Tier) ->
     counter = counter_for()
     text_a, text_b = "\n".join(a) + "\n", "\n".join(b) + "\n"
     o = outline_python(text_a.encode())
-    r = render("m.py", text_b, o, tier, counter, focus=[s.qualname for s in o.symbols], cap_tokens=300)
+    focus = [s.qualname for s in o.symbols]
+    r = render("m.py", text_b, o, tier, counter, focus=focus, cap_tokens=300)
     check(r, counter, 300)
 
 
@@ -332,3 +346,38 @@ def test_script_without_outline_is_whole_or_nothing(counter: TokenCounter) -> No
     r = render("script.py", text, o, Tier.OUTLINE, counter)
     assert r.content == text and not r.truncated
     assert render("script.py", text, o, Tier.OUTLINE, counter, cap_tokens=3).content == ""
+
+
+def test_folding_keeps_focused_source_verbatim(counter: TokenCounter) -> None:
+    """Ensure that folding an over-cap tier 2 keeps the focused method's source lines
+    exactly as in the file and notes folded members only on outline rows."""
+    src = "class Big:\n" + "".join(
+        f"    def method_{j}(self, a, b):\n        return a + b + {j}\n" for j in range(40)
+    ) + "class One:\n    def only(self): pass\n"
+    o = outline_python(src.encode())
+    lines = src.split("\n")
+    focus = ["Big.method_20"]
+    full = render("b.py", src, o, Tier.FOCUSED, counter, focus=focus, cap_tokens=10**6)
+    r = render("b.py", src, o, Tier.FOCUSED, counter, focus=focus, cap_tokens=full.tokens - 1)
+    check(r, counter, full.tokens - 1)
+    assert r.truncated and r.shown_symbols == ("Big.method_20",)
+    assert "class Big:  # (+39 members)" in r.content  # folded on both sides of the body
+    assert "class One:  # (+1 member)" in r.content
+    for row in r.content.splitlines():
+        number, text = row.split("│ ", 1)
+        if "method_20" in text or "+ 20" in text:
+            assert lines[int(number) - 1] == text
+
+
+def test_markdown_folds_deep_headings(counter: TokenCounter) -> None:
+    """Ensure that an over-cap markdown outline folds level-3+ headings first."""
+    md = "".join(
+        f"# Part {i}\n\n" + "".join(f"### Detail {i}.{j}\n\ntext\n\n" for j in range(10))
+        for i in range(5)
+    )
+    o = outline_for("BIG.md", md.encode())
+    full = render("BIG.md", md, o, Tier.OUTLINE, counter, cap_tokens=10**6)
+    r = render("BIG.md", md, o, Tier.OUTLINE, counter, cap_tokens=full.tokens // 2)
+    check(r, counter, full.tokens // 2)
+    assert all(f"# Part {i} (+10 subsections)" in r.content for i in range(5))
+    assert "Detail" not in r.content

@@ -9,7 +9,7 @@ from ctx_lsp.index.store import CACHE_DIR_NAME, DB_FILE_NAME, IndexStore, Stored
 
 
 def _row(rel: str = "a.py", h: str = "h1") -> StoredFile:
-    return StoredFile(rel, 10, 123, h, "python", 5, 2, False, "[]")
+    return StoredFile(rel, 10, 123, h, "python", 5, 2, 0, False, "[]")
 
 
 def test_round_trip_and_gitignore(tmp_path: Path) -> None:
