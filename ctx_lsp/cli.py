@@ -54,11 +54,18 @@ def _parser() -> argparse.ArgumentParser:
     bundle.add_argument("--query", default="", help="the task, in words and identifiers")
     bundle.add_argument("--agent", default="default", help="agent name (sets tier and budget defaults)")
     bundle.add_argument("--budget", type=int, help="token budget for the whole bundle")
+    bundle.add_argument("--model", help="budget from this model's context window (instead of --budget)")
+    bundle.add_argument("--utilization", choices=["low", "medium", "full"],
+                        help="share of the model's window to fill (default full)")
+    bundle.add_argument("--profile", help="context window type: balanced, knowledge-heavy, conversation-first, "
+                        "token-efficient, or one from config")
     bundle.add_argument("--tier", type=int, choices=[1, 2, 3], help="override the agent's tier")
     bundle.add_argument("--open", action="append", default=[], metavar="PATH",
                         help="a working file (repeatable); relative paths are relative to the workspace")
     bundle.add_argument("--focus", metavar="PATH:LINE", help="file and 1-based line under the cursor")
     bundle.add_argument("--format", choices=["markdown", "xml", "json"], default="markdown")
+    bundle.add_argument("--explain", action="store_true",
+                        help="after the bundle, print on stderr why each candidate went in or out")
     return parser
 
 
@@ -236,18 +243,26 @@ def _bundle(args: argparse.Namespace) -> int:
         focus = Focus(_resolve_cli_path(workspace, path), int(line) - 1)
     if args.budget is not None and args.budget < 1:
         raise InvalidParam("--budget", f"{args.budget} is not a positive token count", "e.g. --budget 8000")
+    if args.budget is not None and args.model:
+        raise InvalidParam("--model", "cannot be combined with --budget", "give one of them")
+    if args.utilization and not args.model:
+        raise InvalidParam("--utilization", "needs --model", "e.g. --model gpt-4o --utilization medium")
     engine = _engine(workspace)
     engine.index()
     request = BundleRequest(
         query=args.query,
         agent=args.agent,
         budget=args.budget,
+        model=args.model,
+        utilization=args.utilization,
+        profile=args.profile,
         tier=args.tier,
         focus=focus,
         open=tuple(_resolve_cli_path(workspace, p) for p in args.open),
         format="markdown" if args.format == "json" else args.format,
     )
     result = engine.bundle(request)
+    explanation = engine.explain() if args.explain else None
     engine.close()
     if args.format == "json":
         print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
@@ -257,4 +272,8 @@ def _bundle(args: argparse.Namespace) -> int:
               f"({result.snapshot.tokenizer})", file=sys.stderr)
         for warning in result.snapshot.warnings:
             print(f"warning: {warning}", file=sys.stderr)
+    if explanation is not None:
+        print(f"-- why ({explanation.elapsed_ms} ms):", file=sys.stderr)
+        for d in explanation.candidates:
+            print(f"  {d.rank:5.2f} {d.contributor:14} {d.path}: {d.outcome} — {d.reason}", file=sys.stderr)
     return 0

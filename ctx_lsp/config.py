@@ -11,6 +11,7 @@ a refusal. Keys may be written snake_case or camelCase (editors send camelCase).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import re
 import sys
@@ -52,12 +53,178 @@ class IndexConfig:
 
 
 @dataclass
+class AgentConfig:
+    """What an agent (or workflow step) gets by default."""
+
+    tier: int = 2
+    """Richest tier its sections start at (1 outline, 2 focused, 3 full)."""
+    budget: int = 4000
+    """Token budget when a request gives neither `budget` nor `model`."""
+    docs_cap: int = 2500
+    """Most tokens of library docs it may receive per request (Context7-style cap)."""
+
+
+def _agents() -> dict[str, AgentConfig]:
+    """DESIGN's agent table. `default` is also the template for agents named in config."""
+    table = {
+        "default": (2, 4000, 2500),
+        "planner": (1, 4000, 2500),
+        "analyst": (1, 4000, 2500),
+        "reviewer": (1, 4000, 3000),
+        "architect": (2, 6000, 4000),
+        "designer": (2, 6000, 4000),
+        "implementer": (2, 6000, 3000),
+        "tester": (2, 4000, 2500),
+        "debugger": (3, 8000, 3000),
+    }
+    return {name: AgentConfig(*values) for name, values in table.items()}
+
+
+CONTRIBUTORS = (
+    "working_files", "retrieval", "codebase_map", "project_docs",
+    "conversation_history", "artifacts", "library_docs",
+)
+"""Every contributor, in the order the snapshot lists them."""
+
+
+def _weights() -> dict[str, float]:
+    """DESIGN's contributor weights (rank = weight × salience); the rest have no weight."""
+    return {"working_files": 0.40, "retrieval": 0.25, "codebase_map": 0.20, "project_docs": 0.15}
+
+
+@dataclass
+class ContributorPolicy:
+    """One contributor's share of the budget in a context window type (fractions of it)."""
+
+    target_pct: float = 0.0
+    min_pct: float = 0.0
+    max_pct: float = 1.0
+    priority: int = 5
+    """Lower goes first when allocating and when receiving surplus."""
+    active: bool = True
+
+
+@dataclass
+class WindowTypeConfig:
+    """A named budget policy (DESIGN: Context window types)."""
+
+    contributors: dict[str, ContributorPolicy] = field(default_factory=dict)
+    condensation_order: list[str] = field(default_factory=list)
+    """Who is condensed first (tier 3 → 2 → 1 → drop) while a bundle is over budget."""
+    output_reserve_pct: float = 0.10
+    """Share of a model's window kept free for its answer (model budgets only)."""
+    max_tier: int = 3
+    """No section richer than this (token-efficient keeps to outlines and focused views)."""
+    adjustments: list[str] = field(default_factory=lambda: list(ADJUSTMENT_RULES))
+    """Dynamic adjustment rules in force (see assembly/adjustments.py)."""
+
+
+ADJUSTMENT_RULES = (
+    "no_conversation_to_working_files",
+    "no_working_files_to_retrieval",
+    "no_query_to_codebase_map",
+    "dominant_hit_shrinks_map",
+)
+
+
+def _policy_table(rows: dict[str, tuple[float, float, float, int]]) -> dict[str, ContributorPolicy]:
+    return {name: ContributorPolicy(t, lo, hi, prio) for name, (t, lo, hi, prio) in rows.items()}
+
+
+LEAST_VALUABLE_FIRST = [
+    "codebase_map", "project_docs", "library_docs", "artifacts", "conversation_history", "retrieval",
+    "working_files",
+]
+
+
+def _window_types() -> dict[str, WindowTypeConfig]:
+    """The four default policies. Targets sum to 1; inactive or empty shares are redistributed."""
+    #                         target  min   max  priority
+    balanced = _policy_table({
+        "working_files":        (0.32, 0.10, 0.60, 1),
+        "retrieval":            (0.25, 0.05, 0.50, 2),
+        "codebase_map":         (0.13, 0.00, 0.30, 5),
+        "project_docs":         (0.08, 0.00, 0.15, 4),
+        "conversation_history": (0.12, 0.00, 0.40, 3),
+        "artifacts":            (0.05, 0.00, 0.25, 6),
+        "library_docs":         (0.05, 0.00, 0.30, 7),
+    })
+    knowledge = _policy_table({
+        "working_files":        (0.22, 0.05, 0.50, 2),
+        "retrieval":            (0.28, 0.10, 0.50, 1),
+        "codebase_map":         (0.12, 0.00, 0.30, 5),
+        "project_docs":         (0.10, 0.00, 0.20, 3),
+        "conversation_history": (0.06, 0.00, 0.25, 6),
+        "artifacts":            (0.07, 0.00, 0.25, 7),
+        "library_docs":         (0.15, 0.00, 0.40, 4),
+    })
+    conversation = _policy_table({
+        "working_files":        (0.22, 0.05, 0.45, 2),
+        "retrieval":            (0.15, 0.00, 0.35, 3),
+        "codebase_map":         (0.06, 0.00, 0.20, 6),
+        "project_docs":         (0.05, 0.00, 0.15, 5),
+        "conversation_history": (0.42, 0.15, 0.70, 1),
+        "artifacts":            (0.05, 0.00, 0.20, 4),
+        "library_docs":         (0.05, 0.00, 0.20, 7),
+    })
+    efficient = _policy_table({
+        "working_files":        (0.38, 0.10, 0.60, 1),
+        "retrieval":            (0.30, 0.05, 0.50, 2),
+        "codebase_map":         (0.12, 0.00, 0.25, 4),
+        "project_docs":         (0.05, 0.00, 0.10, 5),
+        "conversation_history": (0.10, 0.00, 0.30, 3),
+        "artifacts":            (0.03, 0.00, 0.15, 6),
+        "library_docs":         (0.02, 0.00, 0.15, 7),
+    })
+    return {
+        "balanced": WindowTypeConfig(balanced, list(LEAST_VALUABLE_FIRST), 0.10, 3),
+        "knowledge-heavy": WindowTypeConfig(knowledge, list(LEAST_VALUABLE_FIRST), 0.10, 3),
+        "conversation-first": WindowTypeConfig(conversation, list(LEAST_VALUABLE_FIRST), 0.10, 3),
+        "token-efficient": WindowTypeConfig(efficient, list(LEAST_VALUABLE_FIRST), 0.15, 2),
+    }
+
+
+@dataclass
+class DocsConfig:
+    """Library docs (Context7-style, offline)."""
+
+    require_topic: bool = True
+    """Refuse a docs request without a topic (whole-library dumps waste budgets)."""
+    allow_full_library: list[str] = field(default_factory=list)
+    """Libraries that may be asked for without a topic."""
+    folders: dict[str, list[str]] = field(default_factory=dict)
+    """library → docs folders (relative to the workspace) to read besides the environment."""
+
+
+@dataclass
+class PythonConfig:
+    interpreter: str = ""
+    """Interpreter whose environment library docs come from; "" finds .venv, VIRTUAL_ENV, then ours."""
+
+
+@dataclass
 class Config:
-    """The whole configuration. Later issues add agents, contributors and docs here."""
+    """The whole configuration; every field has a default (DESIGN: Configuration)."""
 
     tokenizer: str = "o200k_base"
     """tiktoken encoding used for every count: `o200k_base` or `cl100k_base`."""
     index: IndexConfig = field(default_factory=IndexConfig)
+    agents: dict[str, AgentConfig] = field(default_factory=_agents)
+    weights: dict[str, float] = field(default_factory=_weights)
+    context_window_types: dict[str, WindowTypeConfig] = field(default_factory=_window_types)
+    default_context_window_type: str = "balanced"
+    model_limits: dict[str, int] = field(default_factory=dict)
+    """model name → context window, to LOWER a built-in limit (never raise it)."""
+    artifacts_budget: int = 4000
+    docs: DocsConfig = field(default_factory=DocsConfig)
+    python: PythonConfig = field(default_factory=PythonConfig)
+
+    def agent(self, name: str) -> AgentConfig:
+        return self.agents.get(name) or self.agents["default"]
+
+
+DICT_TEMPLATES = {"agents": "default", "context_window_types": "balanced"}
+"""A new entry in these tables starts as a copy of the named one, then takes its keys."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +308,29 @@ def merge_into(target: Any, data: Mapping[str, Any], prefix: str = "") -> list[s
         tp = hints[key]
         if dataclasses.is_dataclass(tp):
             warnings += merge_into(getattr(target, key), value, f"{path}.")
+        elif typing.get_origin(tp) is dict:
+            warnings += _merge_dict(getattr(target, key), value, tp, f"{path}.", DICT_TEMPLATES.get(key))
         else:
             setattr(target, key, _coerce(value, tp, path))
+    return warnings
+
+
+def _merge_dict(target: dict[str, Any], data: Any, tp: Any, prefix: str, template: str | None) -> list[str]:
+    if not isinstance(data, Mapping):
+        raise ConfigError(prefix.rstrip("."), f"expected a table, got {data!r}")
+    _key_tp, value_tp = typing.get_args(tp)
+    warnings: list[str] = []
+    for name, value in data.items():
+        path = f"{prefix}{name}"
+        if dataclasses.is_dataclass(value_tp):
+            if name not in target:
+                base = target.get(template) if template else None
+                target[name] = copy.deepcopy(base) if base is not None else value_tp()
+            warnings += merge_into(target[name], value, f"{path}.")
+        elif typing.get_origin(value_tp) is dict:
+            warnings += _merge_dict(target.setdefault(name, {}), value, value_tp, f"{path}.", None)
+        else:
+            target[str(name)] = _coerce(value, value_tp, path)
     return warnings
 
 
@@ -154,6 +342,40 @@ def validate(config: Config) -> None:
         raise ConfigError("index.workers", "must be 0 (automatic) or a positive count")
     from ctx_lsp.tokens import ENCODINGS as KNOWN_ENCODINGS
 
+    for name, agent in config.agents.items():
+        if agent.tier not in (1, 2, 3):
+            raise ConfigError(f"agents.{name}.tier", f"must be 1, 2 or 3, got {agent.tier}")
+        for key in ("budget", "docs_cap"):
+            if getattr(agent, key) <= 0:
+                raise ConfigError(f"agents.{name}.{key}", "must be a positive token count")
+    if "default" not in config.agents:
+        raise ConfigError("agents.default", "the default agent cannot be removed")
+    for name, weight in config.weights.items():
+        if not 0 <= weight <= 10:
+            raise ConfigError(f"weights.{name}", f"must be between 0 and 10, got {weight}")
+    for wname, wtype in config.context_window_types.items():
+        for cname, policy in wtype.contributors.items():
+            key = f"context_window_types.{wname}.contributors.{cname}"
+            if cname not in CONTRIBUTORS:
+                raise ConfigError(key, f"unknown contributor; use one of {', '.join(CONTRIBUTORS)}")
+            if not 0 <= policy.min_pct <= policy.target_pct <= policy.max_pct <= 1:
+                raise ConfigError(key, "needs 0 <= min_pct <= target_pct <= max_pct <= 1")
+        if not 0 <= wtype.output_reserve_pct < 1:
+            raise ConfigError(f"context_window_types.{wname}.output_reserve_pct", "must be in [0, 1)")
+        if wtype.max_tier not in (1, 2, 3):
+            raise ConfigError(f"context_window_types.{wname}.max_tier", "must be 1, 2 or 3")
+        for rule in wtype.adjustments:
+            if rule not in ADJUSTMENT_RULES:
+                raise ConfigError(f"context_window_types.{wname}.adjustments",
+                                  f"unknown rule {rule!r}; use any of {', '.join(ADJUSTMENT_RULES)}")
+    if config.default_context_window_type not in config.context_window_types:
+        raise ConfigError("default_context_window_type",
+                          f"unknown type; use one of {', '.join(config.context_window_types)}")
+    for model, limit in config.model_limits.items():
+        if limit <= 0:
+            raise ConfigError(f"model_limits.{model}", "must be a positive token count")
+    if config.artifacts_budget <= 0:
+        raise ConfigError("artifacts_budget", "must be a positive token count")
     if config.tokenizer not in KNOWN_ENCODINGS:
         raise ConfigError(
             "tokenizer", f"unknown encoding {config.tokenizer!r}; use one of {', '.join(KNOWN_ENCODINGS)}"

@@ -16,29 +16,27 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ctx_lsp import __version__
-from ctx_lsp.assembly.fit import Candidate, fit
+from ctx_lsp.assembly.adjustments import Signals
+from ctx_lsp.assembly.budget import plan_budget
+from ctx_lsp.assembly.orchestrator import Decision, assemble
 from ctx_lsp.assembly.render import FORMATS
-from ctx_lsp.assembly.result import BundleResult, Contribution, LineRange, Snapshot
+from ctx_lsp.assembly.result import BundleResult, LineRange, Snapshot
+from ctx_lsp.contributors import codebase_map, project_docs, retrieval, working_files
+from ctx_lsp.contributors.base import AssemblyContext
 from ctx_lsp.code.outline import Tier
-from ctx_lsp.code.tiers import Rendering, render
+from ctx_lsp.code.tiers import render
 from ctx_lsp.config import LoadedConfig, load
-from ctx_lsp.errors import InvalidParam
+from ctx_lsp.errors import CtxError, InvalidParam
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.scan import IgnoreRules
+from ctx_lsp.index.graph import ReferenceGraph
 from ctx_lsp.index.search import SearchHit, SearchIndex
+from ctx_lsp.index.terms import identifiers
 from ctx_lsp.index.watch import Watcher
 from ctx_lsp.index.workspace import IndexStats, ProgressFn, Workspace
 from ctx_lsp.tokens import TokenCounter, counter_for
 
 log = logging.getLogger(__name__)
-
-DEFAULT_BUDGET = 4000
-"""DESIGN's budget for an agent with no entry in the agent table."""
-DEFAULT_TIER = Tier.FOCUSED
-SEARCH_CANDIDATE_FILES = 40
-"""Files considered per bundle: beyond ~40, lower-ranked files never fit an 8K budget anyway."""
-SEARCH_HITS = 200
-
 
 @dataclass(frozen=True, slots=True)
 class Focus:
@@ -54,10 +52,25 @@ class BundleRequest:
     query: str = ""
     agent: str = "default"
     budget: int | None = None
+    model: str | None = None
+    utilization: str | None = None
+    profile: str | None = None
     tier: int | None = None
     focus: Focus | None = None
     open: tuple[str, ...] = ()
     format: str = "markdown"
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """`ctx.explain`: every candidate of the last bundle, its score, and why it is in or out."""
+
+    query: str
+    agent: str
+    budget: int
+    total_tokens: int
+    elapsed_ms: float
+    candidates: tuple[Decision, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,11 +126,6 @@ class StatusReport:
     last_snapshot: Snapshot | None = None
 
 
-@dataclass
-class _Cache:
-    renderings: dict[tuple[str, str, int, int, tuple[str, ...]], Rendering] = field(default_factory=dict)
-
-
 class Engine:
     """Owns one workspace: index, search and (optionally) a watcher."""
 
@@ -129,6 +137,9 @@ class Engine:
         self.workspace.subscribe(self.search_index.update)
         self.watcher: Watcher | None = None
         self.last_snapshot: Snapshot | None = None
+        self.last_explanation: Explanation | None = None
+        self.graph = ReferenceGraph()
+        self.workspace.subscribe(self.graph.update)
         self._reindex_lock = threading.Lock()
 
     @property
@@ -143,6 +154,7 @@ class Engine:
     def warm_up(self) -> None:
         """Build what the first request would otherwise wait for (search postings)."""
         self.search_index.catch_up()
+        self.graph.catch_up()
 
     def start_watching(self, on_change=None) -> Watcher:
         if self.watcher is None:
@@ -181,8 +193,8 @@ class Engine:
         self.workspace.close()
 
     # ------------------------------------------------------------------ documents
-    def open_document(self, path: str, text: str, version: int) -> None:
-        self.workspace.open_document(path, text, version)
+    def open_document(self, path: str, text: str, version: int, edited: bool = False) -> None:
+        self.workspace.open_document(path, text, version, edited=edited)
 
     def close_document(self, path: str) -> None:
         self.workspace.close_document(path)
@@ -212,106 +224,96 @@ class Engine:
         return self.search_index.search(query, limit)
 
     def bundle(self, request: BundleRequest) -> BundleResult:
-        """First assembly: working files first, then query hits, each at the richest tier that fits."""
+        """Assemble a bundle: contributors offer candidates, the five passes fit them."""
         if request.format not in FORMATS:
             raise InvalidParam("format", f"unknown format {request.format!r}", "use 'markdown' or 'xml'")
+        config = self.loaded.config
+        profile = request.profile or config.default_context_window_type
+        window_type = config.context_window_types.get(profile)
+        if window_type is None:
+            raise InvalidParam("profile", f"unknown context window type {profile!r}",
+                               f"use one of {', '.join(config.context_window_types)}")
+        agent = config.agent(request.agent)
+        plan = plan_budget(
+            budget=request.budget, model=request.model, utilization=request.utilization,
+            agent_budget=agent.budget, output_reserve_pct=window_type.output_reserve_pct,
+            model_overrides=config.model_limits,
+        )
         self.workspace.indexed_once.wait()
         started = time.perf_counter()
-        budget = request.budget if request.budget is not None else DEFAULT_BUDGET
-        tier = Tier(request.tier) if request.tier else DEFAULT_TIER
         counter = self.counter
-        warnings: list[str] = []
-        candidates: list[Candidate] = []
-        seen: set[str] = set()
+        warnings = list(plan.warnings)
+        if request.agent not in config.agents:
+            warnings.append(f"agent {request.agent!r} is not in the agent table: using the default agent's settings")
+        max_tier = Tier(window_type.max_tier)
+        ctx = AssemblyContext(
+            workspace=self.workspace, search=self.search_index, counter=counter, query=request.query,
+            tier=Tier(min(request.tier or agent.tier, max_tier)), max_tier=max_tier,
+            focus_path=self._abs(request.focus.path) if request.focus else None,
+            graph=self.graph, mentioned=frozenset(identifiers(request.query)),
+        )
+        focus = (request.focus.path, request.focus.line + 1) if request.focus else None
+        ctx.working = working_files.resolve_working_files(ctx, focus, request.open, warnings)
 
-        working = list(request.open)
-        if request.focus is not None:
-            working.insert(0, request.focus.path)
-        for overlay in self.workspace.overlay_paths():
-            if overlay not in working:
-                working.append(overlay)
-        for i, path in enumerate(working):
-            try:
-                entry = self.workspace.get(path)
-            except Exception as err:  # noqa: BLE001 - a bad working file is a warning, not a failure
-                warnings.append(str(err))
-                continue
-            if entry.abs_path in seen:
-                continue
-            seen.add(entry.abs_path)
-            focus_syms = _symbols_at(entry, request.focus.line + 1) if request.focus and i == 0 else ()
-            why = "focus file" if focus_syms or (request.focus and i == 0) else "open in the editor"
-            candidates.append(self._candidate(entry, "working_files", 1.0 - i * 0.01, why, tier, focus_syms))
-
-        hits = self.search_index.search(request.query, SEARCH_HITS) if request.query.strip() else []
-        ranked = rank_files(hits, wants_tests=_mentions_tests(request.query))
-        top = ranked[0][1] if ranked else 1.0
-        for abs_path, score, file_hits in ranked[:SEARCH_CANDIDATE_FILES]:
-            entry = self.workspace.files.get(abs_path)
-            if entry is None or abs_path in seen:
-                continue
-            seen.add(abs_path)
-            symbols = tuple(dict.fromkeys(h.symbol for h in file_hits if h.symbol))[:5]
-            terms = sorted({t for h in file_hits for t in h.matched})
-            reason = f"matches {', '.join(terms[:6])}" + (f" in {', '.join(symbols[:3])}" if symbols else "")
-            candidates.append(self._candidate(entry, "retrieval", score / top, reason, tier, symbols))
-
+        graph_rank = self.graph.rank({w.entry.abs_path: w.salience for w in ctx.working}, ctx.mentioned)
+        ranked = retrieval.retrieve(ctx, graph_rank.scores if ctx.working or ctx.mentioned else None)
+        definitions: dict[str, dict[str, float]] = {}
+        for d in graph_rank.definitions:
+            definitions.setdefault(d.abs_path, {})[d.qualname] = d.score
+        offers = {
+            "working_files": working_files.offer(ctx),
+            "retrieval": retrieval.offer(ctx, ranked),
+            "codebase_map": codebase_map.offer(ctx, {f.abs_path: f.score for f in graph_rank.files}, definitions),
+            "project_docs": project_docs.offer(ctx),
+        }
+        signals = Signals(
+            has_messages=False, has_working_files=bool(ctx.working), has_query=bool(request.query.strip()),
+            top_hit_ratio=retrieval.top_hit_ratio(ranked),
+        )
         title = f"Context for: {request.query.strip()}" if request.query.strip() else "Context"
-        fitted = fit(candidates, budget, counter, title, request.format)
-        contributions = []
-        for name in ("working_files", "retrieval"):
-            secs = [s for s in fitted.sections if s.contributor == name]
-            contributions.append(
-                Contribution(name, budget, sum(s.tokens for s in secs), len(secs),
-                             sum(1 for c in fitted.condensations if any(c.startswith(s.path + ":") for s in secs)))
-            )
-        if not candidates:
-            warnings.append("nothing matched: give a query or open files")
+        outcome = assemble(offers, window_type, profile, config.weights, plan.total, counter, title,
+                           request.format, signals)
+        if not outcome.sections:
+            warnings.append("nothing to show: give a query, open files, or a larger budget")
         snapshot = Snapshot(
-            context_window_type="balanced",
-            model_context_limit=None,
-            output_reserve=0,
-            available_budget=budget,
-            total_used=fitted.total_tokens,
-            utilization_pct=round(100.0 * fitted.total_tokens / budget, 1) if budget else 0.0,
+            context_window_type=profile,
+            model_context_limit=plan.model_context_limit,
+            output_reserve=plan.output_reserve,
+            available_budget=plan.total,
+            total_used=outcome.total_tokens,
+            utilization_pct=round(100.0 * outcome.total_tokens / plan.total, 1) if plan.total else 0.0,
             tokenizer=counter.name,
-            contributions=tuple(contributions),
-            condensations=tuple(fitted.condensations),
+            contributions=tuple(outcome.contributions),
+            condensations=tuple(outcome.condensations),
+            dynamic_adjustments_fired=tuple(outcome.adjustments),
+            reallocation_events=tuple(outcome.reallocations),
+            skipped_contributors=tuple(outcome.skipped),
             warnings=tuple(warnings),
         )
+        elapsed_ms = (time.perf_counter() - started) * 1000
         self.last_snapshot = snapshot
-        log.debug("bundle in %.1f ms", (time.perf_counter() - started) * 1000)
+        self.last_explanation = Explanation(
+            query=request.query, agent=request.agent, budget=plan.total, total_tokens=outcome.total_tokens,
+            elapsed_ms=round(elapsed_ms, 1),
+            candidates=tuple(sorted(outcome.decisions, key=lambda d: (not d.outcome.startswith("in"), -d.rank, d.id))),
+        )
+        log.debug("bundle in %.1f ms", elapsed_ms)
         return BundleResult(
-            sections=tuple(fitted.sections),
-            text=fitted.text,
-            total_tokens=fitted.total_tokens,
-            budget=budget,
+            sections=tuple(outcome.sections),
+            text=outcome.text,
+            total_tokens=outcome.total_tokens,
+            budget=plan.total,
             snapshot=snapshot,
         )
 
-    def _candidate(
-        self, entry: IndexedFile, contributor: str, salience: float, reason: str, tier: Tier, focus: tuple[str, ...]
-    ) -> Candidate:
-        cache: dict[tuple[int, int], Rendering] = {}
+    def explain(self) -> Explanation:
+        if self.last_explanation is None:
+            raise CtxError("no bundle yet: ctx.explain describes the last ctx/bundle")
+        return self.last_explanation
 
-        def rendering(t: Tier, cap: int) -> Rendering:
-            key = (int(t), cap)
-            if key not in cache:
-                text, current = self.workspace.read_text(entry)
-                cache[key] = render(current.path, text, current.outline, t, self.counter,
-                                    focus=focus, cap_tokens=cap)
-            return cache[key]
-
-        return Candidate(
-            id=f"{contributor}:{entry.path}",
-            contributor=contributor,
-            path=entry.path,
-            uri=Path(entry.abs_path).as_uri(),
-            salience=max(0.0, min(1.0, salience)),
-            reason=reason,
-            tier=tier,
-            render=rendering,
-        )
+    def _abs(self, path: str) -> str:
+        folder, rel = self.workspace.locate(path)
+        return str(folder.root / rel)
 
     # ------------------------------------------------------------------ status
     def status(self) -> StatusReport:
@@ -352,45 +354,3 @@ class Engine:
             },
             last_snapshot=self.last_snapshot,
         )
-
-
-TEST_FILE_FACTOR = 0.5
-"""Tests match task words as well as the code they test; unless asked for, prefer the code."""
-EXTRA_HIT_WEIGHT = 0.3
-"""A file's further hits add 30 % each: several matching symbols beat one lucky name."""
-
-
-def is_test_path(path: str) -> bool:
-    parts = path.lower().split("/")
-    name = parts[-1]
-    return any(p in ("test", "tests", "testing") for p in parts[:-1]) or name.startswith("test_") or name.endswith(
-        ("_test.py", "_tests.py", "conftest.py"))
-
-
-def _mentions_tests(query: str) -> bool:
-    return any(w in query.lower() for w in ("test", "pytest", "fixture"))
-
-
-def rank_files(hits: Sequence[SearchHit], wants_tests: bool) -> list[tuple[str, float, list[SearchHit]]]:
-    """Group symbol hits by file: best hit plus a share of the next ones, tests demoted."""
-    by_file: dict[str, list[SearchHit]] = {}
-    for hit in hits:
-        by_file.setdefault(hit.abs_path, []).append(hit)
-    ranked = []
-    for abs_path, file_hits in by_file.items():
-        scores = sorted((h.score for h in file_hits), reverse=True)
-        score = scores[0] + EXTRA_HIT_WEIGHT * sum(scores[1:4])
-        if not wants_tests and is_test_path(file_hits[0].path):
-            score *= TEST_FILE_FACTOR
-        ranked.append((abs_path, score, file_hits))
-    ranked.sort(key=lambda r: (-r[1], r[2][0].path))
-    return ranked
-
-
-def _symbols_at(entry: IndexedFile, line: int) -> tuple[str, ...]:
-    """The innermost symbol containing a 1-based line (the one under the cursor)."""
-    containing = [s for s in entry.outline.symbols if s.start_line <= line <= s.end_line]
-    if not containing:
-        return ()
-    innermost = max(containing, key=lambda s: (s.depth, s.start_line))
-    return (innermost.qualname,)

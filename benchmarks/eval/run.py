@@ -289,6 +289,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     elapsed = time.perf_counter() - t_start
     summary = aggregate(rows)
     table = markdown_table(summary, system_names, modes, budgets)
+    by_repo = {}
+    for name in per_repo:
+        summ = aggregate([r for r in rows if r["repo"] == name])
+        by_repo[name] = {"summary": summ,
+                         "table": markdown_table(summ, system_names, modes, budgets)}
     return {
         "config": {k: v for k, v in vars(args).items()},
         "versions": versions,
@@ -297,6 +302,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "mean_scan_s": {s: statistics.fmean(v) for s, v in scan_times.items() if v},
         "summary": summary,
         "table": table,
+        "by_repo": by_repo,
         "rows": rows,
     }
 
@@ -319,11 +325,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="write the full results JSON here")
     ap.add_argument("--ws-root", default=str(DEFAULT_WS_ROOT))
     ap.add_argument("--no-cache", action="store_true")
+    ap.add_argument("--by-repo", action="store_true", help="also print one table per repo")
     args = ap.parse_args(argv)
     res = run(args)
     if args.out:
         Path(args.out).write_text(json.dumps(res, indent=1, default=str))
     print(res["table"])
+    if args.by_repo:
+        for name, part in res["by_repo"].items():
+            print(f"\n### {name}\n\n{part['table']}")
     print(f"\ninstances per repo: {json.dumps(res['instances_per_repo'])}; "
           f"elapsed {res['elapsed_s']:.0f}s; first-request scan per workspace (s): "
           + json.dumps({k: round(v, 2) for k, v in res["mean_scan_s"].items()}))

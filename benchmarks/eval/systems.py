@@ -8,7 +8,8 @@ and the one-off cost of a new workspace is recorded separately as ``scan_s``.
 Systems:
 - ``ctxlsp``        ctx-lsp through its CLI, one process per request (what a script sees);
 - ``ctxlsp-inproc`` ctx-lsp's CLI ``main()`` called in this process (no interpreter
-                    start-up per request; closer to the long-running server);
+                    start-up per request, but a new engine each time, as the CLI does);
+- ``ctxlsp-engine`` one ctx-lsp ``Engine`` per workspace kept warm (the server's path);
 - ``bm25``          whole files ranked by BM25 (``bm25_baseline.py``);
 - ``aider``         Aider's repo map, in Aider's own virtualenv (``aider_runner.py``).
 """
@@ -20,6 +21,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -52,6 +54,45 @@ def tree_hash(root: Path, pattern: str = "**/*.py") -> str:
         h.update(str(p.relative_to(root)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:12]
+
+
+def snapshot_project(root: Path) -> Path:
+    """Copy ``root/ctx_lsp`` to /tmp keyed by its fingerprint and return the copy's root.
+
+    The engine is being edited while evals run; running from a frozen copy keeps
+    every row of one run (and its cache key) on exactly one version of the code.
+    """
+    key = tree_hash(root / "ctx_lsp")
+    dest = Path(os.environ.get("CTX_EVAL_CACHE", "/tmp/eval-cache")) / "ctxlsp-snapshots" / key
+    if not (dest / "ctx_lsp").is_dir():
+        tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(root / "ctx_lsp", tmp / "ctx_lsp",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        if dest.exists():
+            shutil.rmtree(tmp)
+        else:
+            os.replace(tmp, dest)
+    return dest
+
+
+def ctxlsp_root() -> Path:
+    """Where ctx-lsp is run from: a frozen copy of $CTX_EVAL_CTXLSP_ROOT (default: this checkout).
+
+    Set CTX_EVAL_NO_SNAPSHOT=1 to run the live tree instead.
+    """
+    root = Path(os.environ.get("CTX_EVAL_CTXLSP_ROOT", str(PROJECT_ROOT))).resolve()
+    if os.environ.get("CTX_EVAL_NO_SNAPSHOT"):
+        return root
+    return snapshot_project(root)
+
+
+def _check_imported_from(root: Path) -> None:
+    import ctx_lsp  # noqa: PLC0415
+
+    where = Path(ctx_lsp.__file__).resolve()
+    if root.resolve() not in where.parents:
+        raise RuntimeError(f"ctx_lsp was imported from {where}, not from {root}")
 
 
 class System(ABC):
@@ -121,9 +162,9 @@ class CtxLspCli(System):
 
     name = "ctxlsp"
 
-    def __init__(self, project_root: Path = PROJECT_ROOT, python: str = sys.executable,
+    def __init__(self, project_root: Path | None = None, python: str = sys.executable,
                  timeout_s: float = 600) -> None:
-        self.root = project_root
+        self.root = project_root or ctxlsp_root()
         self.python = python
         self.timeout_s = timeout_s
 
@@ -168,12 +209,13 @@ class CtxLspInProcess(System):
 
     name = "ctxlsp-inproc"
 
-    def __init__(self, project_root: Path = PROJECT_ROOT) -> None:
-        self.root = project_root
-        if str(project_root) not in sys.path:
-            sys.path.insert(0, str(project_root))
+    def __init__(self, project_root: Path | None = None) -> None:
+        self.root = project_root or ctxlsp_root()
+        if str(self.root) not in sys.path:
+            sys.path.insert(0, str(self.root))
         from ctx_lsp import cli  # noqa: PLC0415 (only when this system is asked for)
 
+        _check_imported_from(self.root)
         self.cli = cli
 
     def version_key(self) -> str:
@@ -196,6 +238,62 @@ class CtxLspInProcess(System):
                open_file: str | None) -> Bundle:
         data, elapsed = self._run(workspace, query, budget, open_file)
         return bundle_from_ctxlsp_json(workspace, data, elapsed)
+
+
+class CtxLspEngine(System):
+    """ctx-lsp's ``Engine`` kept open per workspace: the warm path a running server has.
+
+    Mirrors what ``ctx_lsp.cli`` does for ``bundle`` (Engine([ws]) -> index() ->
+    bundle(BundleRequest) -> to_wire), but indexes once per workspace in
+    ``prepare`` and then serves every request from the same engine. This uses the
+    engine's Python API, which is younger than the CLI; if it moves, fix it here.
+    """
+
+    name = "ctxlsp-engine"
+
+    def __init__(self, project_root: Path | None = None) -> None:
+        self.root = project_root or ctxlsp_root()
+        if str(self.root) not in sys.path:
+            sys.path.insert(0, str(self.root))
+        from ctx_lsp import engine as engine_mod  # noqa: PLC0415
+        from ctx_lsp import wire  # noqa: PLC0415
+
+        _check_imported_from(self.root)
+        self._mod = engine_mod
+        self._wire = wire
+        self._ws: Path | None = None
+        self._engine: Any = None
+
+    def version_key(self) -> str:
+        return tree_hash(self.root / "ctx_lsp")
+
+    def _close_engine(self) -> None:
+        if self._engine is not None:
+            self._engine.close()
+            self._engine = None
+            self._ws = None
+
+    def prepare(self, workspace: Path, files: list[str]) -> float | None:
+        self._close_engine()
+        t0 = time.perf_counter()
+        self._engine = self._mod.Engine([workspace.resolve()])
+        self._engine.index()
+        self._ws = workspace
+        return time.perf_counter() - t0
+
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int,
+               open_file: str | None) -> Bundle:
+        if self._ws != workspace or self._engine is None:
+            self.prepare(workspace, files)
+        opened = (str(workspace.resolve() / open_file),) if open_file else ()
+        req = self._mod.BundleRequest(query=query, budget=budget, open=opened, format="markdown")
+        t0 = time.perf_counter()
+        result = self._engine.bundle(req)
+        elapsed = time.perf_counter() - t0
+        return bundle_from_ctxlsp_json(workspace, self._wire.to_wire(result), elapsed)
+
+    def close(self) -> None:
+        self._close_engine()
 
 
 # --------------------------------------------------------------------------- BM25
@@ -329,6 +427,7 @@ class AiderSystem(System):
 SYSTEMS = {
     "ctxlsp": CtxLspCli,
     "ctxlsp-inproc": CtxLspInProcess,
+    "ctxlsp-engine": CtxLspEngine,
     "bm25": Bm25System,
     "aider": AiderSystem,
 }

@@ -91,6 +91,7 @@ class Workspace:
         self._lock = threading.RLock()
         self.files: Mapping[str, IndexedFile] = {}
         self._overlays: dict[str, tuple[str, int]] = {}
+        self._edit_times: dict[str, float] = {}
         self._listeners: list[ChangeListener] = []
         self.stats = IndexStats()
         self.indexing = False
@@ -375,25 +376,36 @@ class Workspace:
         self.files = files
 
     # ------------------------------------------------------------------ editor buffers
-    def open_document(self, path: str | Path, text: str, version: int) -> IndexedFile:
+    def open_document(self, path: str | Path, text: str, version: int, *, edited: bool = False) -> IndexedFile:
+        """Track an editor buffer; `edited` marks a change (didChange), not just an open."""
         folder, rel = self.locate(path)
         abs_path = str(folder.root / rel)
         with self._lock:
             self._overlays[abs_path] = (text, version)
+            if edited or abs_path not in self._edit_times:
+                self._edit_times[abs_path] = time.monotonic() if edited else 0.0
             entry = self._overlay_entry(abs_path)
             assert entry is not None
             self._replace(abs_path, entry)
         self._notify([], [entry])
         return entry
 
-    change_document = open_document
-    """A didChange carries the full new text (the server applies incremental edits)."""
+    def change_document(self, path: str | Path, text: str, version: int) -> IndexedFile:
+        """A didChange with the full new text (the server applies incremental edits)."""
+        return self.open_document(path, text, version, edited=True)
+
+    def buffers_by_recency(self) -> list[tuple[str, float]]:
+        """Open buffers, most recently edited first; never-edited ones last (time 0)."""
+        with self._lock:
+            items = [(p, self._edit_times.get(p, 0.0)) for p in self._overlays]
+        return sorted(items, key=lambda item: (-item[1], item[0]))
 
     def close_document(self, path: str | Path) -> None:
         folder, rel = self.locate(path)
         abs_path = str(folder.root / rel)
         with self._lock:
             had = self._overlays.pop(abs_path, None)
+            self._edit_times.pop(abs_path, None)
             if had is not None:
                 files = dict(self.files)
                 files.pop(abs_path, None)  # force a re-read from disk

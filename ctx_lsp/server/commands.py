@@ -30,6 +30,13 @@ def register(server: CtxServer) -> None:
         _no_args("ctx.status", args)
         return to_wire(ls.require_engine().status())
 
+    @server.command("ctx.explain")
+    @maps_errors
+    def explain(ls: CtxServer, *args: Any) -> dict[str, Any]:
+        """Why each candidate of the last bundle went in or out, with its score and reason."""
+        _no_args("ctx.explain", args)
+        return to_wire(ls.require_engine().explain())
+
     @server.command("ctx.reindex")
     @maps_errors
     async def reindex(ls: CtxServer, *args: Any) -> dict[str, Any]:

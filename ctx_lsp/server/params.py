@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
+from ctx_lsp.assembly.budget import UTILIZATION
 from ctx_lsp.assembly.render import FORMATS
 from ctx_lsp.engine import BundleRequest, Focus
 from ctx_lsp.errors import InvalidParam
@@ -30,7 +31,7 @@ BUNDLE_KEYS = frozenset(
     {"query", "agent", "budget", "model", "utilization", "profile", "focus", "open", "tier",
      "messages", "summary", "artifacts", "docs", "format"}
 )
-NOT_YET_SUPPORTED = frozenset({"model", "utilization", "profile", "messages", "summary", "artifacts", "docs"})
+NOT_YET_SUPPORTED = frozenset({"messages", "summary", "artifacts", "docs"})
 """Contract fields accepted now and ignored with a snapshot warning until they are built."""
 
 
@@ -157,6 +158,9 @@ def parse_bundle(params: Any) -> tuple[BundleRequest, list[str]]:
         query=get_str(p, "query", default="") or "",
         agent=agent,
         budget=get_int(p, "budget", lo=1, hi=MAX_BUDGET_TOKENS, example=8000),
+        model=get_str(p, "model"),
+        utilization=_utilization(p),
+        profile=get_str(p, "profile"),
         tier=get_int(p, "tier", lo=1, hi=3, example=2),
         focus=parse_focus(p["focus"]) if p.get("focus") is not None else None,
         open=opened,
@@ -164,6 +168,16 @@ def parse_bundle(params: Any) -> tuple[BundleRequest, list[str]]:
     )
     warnings = [f"{k}: not supported yet; ignored" for k in sorted(NOT_YET_SUPPORTED & set(p))]
     return request, warnings
+
+
+def _utilization(p: Mapping[str, Any]) -> str | None:
+    value = get_str(p, "utilization")
+    if value is not None and value not in UTILIZATION:
+        raise InvalidParam("utilization", f"unknown value {value!r}", "use 'low', 'medium' or 'full' (with a model)")
+    if value is not None and p.get("budget") is not None:
+        raise InvalidParam("utilization", "cannot be combined with budget",
+                           "pass either budget (tokens) or model with utilization")
+    return value
 
 
 def _json_type(value: Any) -> str:

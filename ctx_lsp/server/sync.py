@@ -48,14 +48,14 @@ def _settings(payload: Any) -> Mapping[str, Any] | None:
     return payload
 
 
-async def _sync_document(ls: CtxServer, uri: str) -> None:
+async def _sync_document(ls: CtxServer, uri: str, *, edited: bool) -> None:
     engine = ls.engine
     if engine is None:
         return
     try:
         path = ls.path_of(uri)
         doc = ls.workspace.get_text_document(uri)
-        await asyncio.to_thread(engine.open_document, path, doc.source, doc.version or 0)
+        await asyncio.to_thread(engine.open_document, path, doc.source, doc.version or 0, edited)
     except CtxError as err:
         log.info("not tracking %s: %s", uri, err)
 
@@ -83,15 +83,15 @@ def register(server: CtxServer) -> None:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: CtxServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        await _sync_document(ls, params.text_document.uri)
+        await _sync_document(ls, params.text_document.uri, edited=False)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: CtxServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        await _sync_document(ls, params.text_document.uri)
+        await _sync_document(ls, params.text_document.uri, edited=True)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: CtxServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        await _sync_document(ls, params.text_document.uri)
+        await _sync_document(ls, params.text_document.uri, edited=False)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: CtxServer, params: lsp.DidCloseTextDocumentParams) -> None:

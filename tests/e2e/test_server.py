@@ -192,8 +192,9 @@ async def test_bundle_and_search(client: LanguageClient) -> None:
     await wait_until_indexed(client)
     result = await call(client, "ctx/bundle", {"query": "assemble bundle budget", "budget": 600})
     assert result["total_tokens"] <= 600 and result["budget"] == 600
-    assert result["sections"][0]["path"] == "pkg/bundle.py"
-    section = result["sections"][0]
+    code = [sec for sec in result["sections"] if sec["contributor"] != "project_docs"]
+    assert code[0]["path"] == "pkg/bundle.py"
+    section = code[0]
     assert set(section) == {"id", "contributor", "path", "uri", "tier", "range", "tokens", "salience",
                             "reason", "content"}
     assert section["reason"]
@@ -201,6 +202,29 @@ async def test_bundle_and_search(client: LanguageClient) -> None:
     assert result["snapshot"]["tokenizer"] == "o200k_base"
     hits = (await call(client, "ctx/search", {"query": "count tokens", "limit": 3}))["hits"]
     assert hits[0]["path"] == "pkg/tokens.py" and len(hits) <= 3
+
+
+async def test_edited_working_file_ranks_first_and_explain(client: LanguageClient) -> None:
+    """Ensure that a didChange'd buffer leads the bundle and ctx.explain says why."""
+    await wait_until_indexed(client)
+    file_uri = uri(client, "pkg/tokens.py")
+    original = SAMPLE_FILES["pkg/tokens.py"]
+    client.text_document_did_open(t.DidOpenTextDocumentParams(text_document=t.TextDocumentItem(
+        uri=file_uri, language_id="python", version=1, text=original)))
+    edited = original.replace("/ 4)", "/ 3)  # unsaved")
+    client.text_document_did_change(t.DidChangeTextDocumentParams(
+        text_document=t.VersionedTextDocumentIdentifier(uri=file_uri, version=2),
+        content_changes=[t.TextDocumentContentChangeWholeDocument(text=edited)]))
+    result = await call(client, "ctx/bundle", {"query": "assemble bundle budget", "budget": 2000,
+                                               "agent": "implementer"})
+    code = [sec for sec in result["sections"] if sec["contributor"] != "project_docs"]
+    assert code[0]["path"] == "pkg/tokens.py" and code[0]["contributor"] == "working_files"
+    assert "# unsaved" in code[0]["content"] and "unsaved edits" in code[0]["reason"]
+    assert result["total_tokens"] <= 2000
+    why = await client.workspace_execute_command_async(t.ExecuteCommandParams(command="ctx.explain"))
+    rows = {row["id"]: row for row in why["candidates"]}
+    assert rows["working_files:pkg/tokens.py"]["outcome"].startswith("in")
+    assert all(row["reason"] and row["outcome"] for row in why["candidates"])
 
 
 async def test_shutdown_and_exit_cleanly(client: LanguageClient) -> None:

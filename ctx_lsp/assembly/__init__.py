@@ -1,0 +1,1 @@
+"""Assembly: budgets, the five passes, rendering and the result shapes."""

@@ -1,0 +1,90 @@
+"""Dynamic adjustments (assembly pass 2): move budget shares to where this request needs them.
+
+Each rule looks at a few facts about the request and moves target share between
+contributors. Rules return a human line for the snapshot when they fire, so a user can see
+why, say, the codebase map got smaller than its configured share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+DOMINANT_HIT_RATIO = 2.0
+"""A top retrieval hit scoring ≥ 2× the runner-up means the task names its target:
+the wide codebase map matters less than that target's neighbourhood."""
+DOMINANT_HIT_MAP_SHRINK = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """What the rules may look at."""
+
+    has_messages: bool
+    has_working_files: bool
+    has_query: bool
+    top_hit_ratio: float  # best retrieval file score / second best (1.0 when < 2 hits)
+
+
+Shares = dict[str, float]
+Rule = Callable[[Shares, Signals], str | None]
+
+
+def _move(shares: Shares, source: str, target: str, fraction: float = 1.0) -> float:
+    amount = shares.get(source, 0.0) * fraction
+    if amount <= 0 or target not in shares:
+        return 0.0
+    shares[source] -= amount
+    shares[target] += amount
+    return amount
+
+
+def no_conversation_to_working_files(shares: Shares, s: Signals) -> str | None:
+    if s.has_messages or not s.has_working_files:
+        return None
+    moved = _move(shares, "conversation_history", "working_files")
+    return f"no conversation: its {moved:.0%} share goes to working files" if moved else None
+
+
+def no_working_files_to_retrieval(shares: Shares, s: Signals) -> str | None:
+    if s.has_working_files:
+        return None
+    moved = _move(shares, "working_files", "retrieval" if s.has_query else "codebase_map")
+    dest = "retrieval" if s.has_query else "the codebase map"
+    return f"no working files: their {moved:.0%} share goes to {dest}" if moved else None
+
+
+def no_query_to_codebase_map(shares: Shares, s: Signals) -> str | None:
+    if s.has_query:
+        return None
+    moved = _move(shares, "retrieval", "codebase_map")
+    return f"no query: the retrieval share ({moved:.0%}) goes to the codebase map" if moved else None
+
+
+def dominant_hit_shrinks_map(shares: Shares, s: Signals) -> str | None:
+    if s.top_hit_ratio < DOMINANT_HIT_RATIO:
+        return None
+    moved = _move(shares, "codebase_map", "retrieval", DOMINANT_HIT_MAP_SHRINK)
+    return (f"one retrieval hit {s.top_hit_ratio:.1f}× above the rest: codebase map shrunk by "
+            f"{moved:.0%} of the budget, given to retrieval") if moved else None
+
+
+RULES: dict[str, Rule] = {
+    "no_conversation_to_working_files": no_conversation_to_working_files,
+    "no_working_files_to_retrieval": no_working_files_to_retrieval,
+    "no_query_to_codebase_map": no_query_to_codebase_map,
+    "dominant_hit_shrinks_map": dominant_hit_shrinks_map,
+}
+
+
+def apply_adjustments(shares: Shares, signals: Signals, enabled: list[str]) -> list[str]:
+    """Apply the enabled rules in order, in place; return the lines of those that fired."""
+    fired = []
+    for name in enabled:
+        rule = RULES.get(name)
+        if rule is None:
+            continue
+        line = rule(shares, signals)
+        if line:
+            fired.append(f"{name}: {line}")
+    return fired

@@ -1,0 +1,372 @@
+"""Assembly: DESIGN's five passes, from contributors' candidates to a budgeted bundle.
+
+1. resolve — inactive contributors are skipped, their share redistributed proportionally;
+2. adjust — dynamic rules move shares (no conversation → working files, …), then shares of
+   contributors with nothing to offer are redistributed;
+3. allocate by priority — `clamp(available × target, min, max)`, and each contributes;
+4. reallocate surplus — donors using < 30 % give to recipients using > 80 % (by priority,
+   up to their max), which contribute again;
+5. condense — while the rendered text is over budget, step sections down a tier in
+   `condensation_order` (3 → 2 → 1 → drop).
+
+Every pass records what it did; the snapshot and `ctx.explain` show it. The invariant:
+the real token count of the rendered text never exceeds the budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Sequence
+
+from ctx_lsp.assembly.adjustments import Signals, apply_adjustments
+from ctx_lsp.assembly.candidate import Candidate
+from ctx_lsp.assembly.render import render
+from ctx_lsp.assembly.result import Contribution, LineRange, Section
+from ctx_lsp.code.outline import Tier
+from ctx_lsp.code.tiers import TIER_CAP_TOKENS, Rendering
+from ctx_lsp.config import CONTRIBUTORS, WindowTypeConfig
+from ctx_lsp.tokens import TokenCounter
+
+SURPLUS_DONOR_MAX_USE = 0.30
+"""Contributors using < 30 % of their allocation donate the rest (DESIGN, pass 4)."""
+SURPLUS_RECIPIENT_MIN_USE = 0.80
+"""Contributors using > 80 % of their allocation may receive surplus (DESIGN, pass 4)."""
+BREADTH_SHARE = 0.5
+"""Breadth-first contributors first spend up to half their allocation on outlines of as
+many candidates as fit, then upgrade the best ones: an agent told where ten relevant
+things are does better than one shown two files in full."""
+MIN_CUT_SECTION_TOKENS = 80
+"""An outline cut below ~80 tokens shows a path and a line or two: not worth its slot."""
+SECTION_JOIN_SLACK = 2
+"""Tokens per section for the blank lines joining sections (merges vary by one)."""
+
+PRESENTATION_ORDER = ("project_docs", "artifacts", "working_files", "retrieval", "library_docs", "codebase_map")
+"""Instructions first, then what is being worked on, then what was found, then the map."""
+
+
+@dataclass
+class Offer:
+    """One contributor's candidates, best first, and how it prefers to spend its share."""
+
+    name: str
+    candidates: list[Candidate]
+    strategy: str = "depth"  # "depth": richest tier first | "breadth": outlines first, then upgrade
+
+
+@dataclass
+class Placed:
+    candidate: Candidate
+    rendering: Rendering
+    cost: int  # tokens of content + section overhead
+
+    @property
+    def tier(self) -> Tier:
+        return self.rendering.tier
+
+
+@dataclass
+class Decision:
+    """Why one candidate is in or out: one row of `ctx.explain`."""
+
+    id: str
+    contributor: str
+    path: str
+    salience: float
+    rank: float
+    reason: str
+    outcome: str = "not considered"
+    tier: int | None = None
+    tokens: int = 0
+
+
+@dataclass
+class Outcome:
+    sections: list[Section]
+    text: str
+    total_tokens: int
+    contributions: list[Contribution]
+    condensations: list[str]
+    adjustments: list[str]
+    reallocations: list[str]
+    skipped: list[str]
+    decisions: list[Decision]
+
+
+@dataclass
+class _State:
+    name: str
+    offer: Offer
+    allocation: int = 0
+    placed: list[Placed] = field(default_factory=list)
+    condensed: int = 0
+
+    @property
+    def used(self) -> int:
+        return sum(p.cost for p in self.placed)
+
+
+def section_of(c: Candidate, r: Rendering) -> Section:
+    return Section(
+        id=c.id, contributor=c.contributor, path=c.path, uri=c.uri, tier=int(r.tier),
+        range=LineRange(r.start_line, r.end_line), tokens=r.tokens, salience=round(c.salience, 4),
+        reason=c.reason, content=r.content,
+    )
+
+
+class _Pricer:
+    """Section overhead (heading, fences) per candidate, counted once."""
+
+    def __init__(self, counter: TokenCounter, fmt: str):
+        self.counter = counter
+        self.fmt = fmt
+        self._overhead: dict[tuple[str, int, int, int], int] = {}
+
+    def cost(self, c: Candidate, r: Rendering) -> int:
+        key = (c.id, int(r.tier), r.start_line, r.end_line)
+        if key not in self._overhead:
+            empty = replace(section_of(c, r), content="")
+            self._overhead[key] = self.counter.count(render([empty], "", self.fmt)) + SECTION_JOIN_SLACK
+        return r.tokens + self._overhead[key]
+
+
+def _tiers_down(c: Candidate) -> list[Tier]:
+    return [Tier(t) for t in range(int(c.tier), int(c.min_tier) - 1, -1)]
+
+
+def _best_fit(c: Candidate, room: int, pricer: _Pricer, floor: Tier | None = None) -> Placed | None:
+    """The richest tier of `c` (not below `floor`) whose rendering fits `room`."""
+    for tier in _tiers_down(c):
+        if floor is not None and tier < floor:
+            break
+        r = c.render(tier, TIER_CAP_TOKENS[tier])
+        if not r.content:
+            continue
+        cost = pricer.cost(c, r)
+        if cost <= room:
+            return Placed(c, r, cost)
+    return None
+
+
+def _cut_fit(c: Candidate, room: int, pricer: _Pricer) -> Placed | None:
+    """Last resort: the outline cut to what is left, if a useful amount still fits."""
+    probe = c.render(c.min_tier, MIN_CUT_SECTION_TOKENS)
+    if not probe.content:
+        return None
+    cap = room - (pricer.cost(c, probe) - probe.tokens)
+    if cap < MIN_CUT_SECTION_TOKENS:
+        return None
+    r = c.render(c.min_tier, cap)
+    if not r.content:
+        return None
+    cost = pricer.cost(c, r)
+    return Placed(c, r, cost) if cost <= room else None
+
+
+def _fill(state: _State, taken: dict[str, str], pricer: _Pricer, decisions: dict[str, Decision]) -> None:
+    """Spend `state.allocation` on its offer's candidates; mark their paths taken."""
+    state.placed = []
+    budget = state.allocation
+    fresh: list[Candidate] = []
+    for c in state.offer.candidates:
+        owner = taken.get(c.path)
+        if owner is not None:
+            decisions[c.id].outcome = f"out: {c.path} is already in the bundle (from {owner})"
+            continue
+        fresh.append(c)
+
+    def place(p: Placed) -> None:
+        state.placed.append(p)
+        taken[p.candidate.path] = state.name
+
+    if state.offer.strategy == "breadth":
+        breadth_room = int(budget * BREADTH_SHARE)
+        for c in fresh:
+            room = (budget if not state.placed else breadth_room) - state.used
+            p = _best_fit(c, room, pricer, floor=c.min_tier) if room > 0 else None
+            if p is not None and p.tier == c.min_tier:
+                place(p)
+        for p in list(state.placed):  # then upgrade the best ones
+            if p.candidate.tier > p.tier:
+                better = _best_fit(p.candidate, budget - state.used + p.cost, pricer, floor=Tier(p.tier + 1))
+                if better is not None:
+                    state.placed[state.placed.index(p)] = better
+    for c in fresh:
+        if c.path in taken:
+            continue
+        room = budget - state.used
+        if room <= 0:
+            break
+        p = _best_fit(c, room, pricer) or (_cut_fit(c, room, pricer) if not state.placed else None)
+        if p is not None:
+            place(p)
+    placed_ids = {p.candidate.id for p in state.placed}
+    for c in fresh:
+        if c.id not in placed_ids:
+            decisions[c.id].outcome = f"out: outranked — {state.name}'s {budget} tokens were spent on higher-ranked items"
+
+
+def _allocate(available: int, share: float, lo: float, hi: float) -> int:
+    return int(min(max(available * share, available * lo), available * hi))
+
+
+def assemble(
+    offers: Mapping[str, Offer],
+    policy: WindowTypeConfig,
+    policy_name: str,
+    weights: Mapping[str, float],
+    budget: int,
+    counter: TokenCounter,
+    title: str,
+    fmt: str,
+    signals: Signals,
+    reserved: Mapping[str, int] | None = None,
+) -> Outcome:
+    """Run the five passes. `reserved` holds tokens already spent outside `text` (e.g. the
+    windowed conversation), charged to those contributors' allocations."""
+    pricer = _Pricer(counter, fmt)
+    reserved = dict(reserved or {})
+    decisions: dict[str, Decision] = {}
+    for name, offer in offers.items():
+        for c in offer.candidates:
+            decisions[c.id] = Decision(c.id, name, c.path, round(c.salience, 4),
+                                       round(weights.get(name, 1.0) * c.salience, 4), c.reason)
+
+    # Pass 1: resolve.
+    skipped: list[str] = []
+    shares: dict[str, float] = {}
+    for name in CONTRIBUTORS:
+        pol = policy.contributors.get(name)
+        if pol is None or not pol.active:
+            skipped.append(f"{name}: inactive in {policy_name}")
+        else:
+            shares[name] = pol.target_pct
+    _normalise(shares)
+
+    # Pass 2: dynamic adjustments, then redistribute what has nothing to offer.
+    fired = apply_adjustments(shares, signals, policy.adjustments)
+    for name in list(shares):
+        if name in reserved:
+            continue
+        if not offers.get(name) or not offers[name].candidates:
+            skipped.append(f"{name}: nothing to contribute")
+            del shares[name]
+    _normalise(shares)
+
+    # Pass 3: allocate by priority and contribute.
+    title_cost = counter.count(render([], title, fmt))
+    if title_cost > budget:
+        title, title_cost = "", counter.count(render([], "", fmt))
+    available = max(0, budget - title_cost - sum(reserved.values()))
+    order = sorted(shares, key=lambda n: (policy.contributors[n].priority, CONTRIBUTORS.index(n)))
+    states: dict[str, _State] = {}
+    taken: dict[str, str] = {}
+    remaining = available
+    for name in order:
+        pol = policy.contributors[name]
+        state = _State(name, offers.get(name) or Offer(name, []))
+        if name in reserved:
+            state.allocation = 0
+            states[name] = state
+            continue
+        state.allocation = min(_allocate(available, shares[name], pol.min_pct, pol.max_pct), remaining)
+        remaining -= state.allocation
+        _fill(state, taken, pricer, decisions)
+        states[name] = state
+
+    # Pass 4: reallocate surplus from idle donors to busy recipients.
+    reallocations: list[str] = []
+    pool = remaining
+    donors: set[str] = set()
+    for name in order:
+        s = states[name]
+        if s.allocation and s.used < SURPLUS_DONOR_MAX_USE * s.allocation:
+            gift = s.allocation - s.used
+            pool += gift
+            donors.add(name)
+            reallocations.append(f"{name} donated {gift} unused tokens (used {s.used}/{s.allocation})")
+            s.allocation = s.used
+    for name in order:
+        s = states[name]
+        busy = s.allocation and s.used > SURPLUS_RECIPIENT_MIN_USE * s.allocation
+        if pool <= 0 or name in reserved or name in donors or not busy:
+            continue
+        room = _allocate(available, 1.0, 0.0, policy.contributors[name].max_pct) - s.allocation
+        gift = min(room, pool)
+        if gift <= 0:
+            continue
+        before = s.used
+        for p in s.placed:
+            taken.pop(p.candidate.path, None)
+        s.allocation += gift
+        _fill(s, taken, pricer, decisions)
+        pool -= gift
+        reallocations.append(f"{name} received {gift} tokens (used {before} → {s.used})")
+
+    # Pass 5: render, and condense while over budget.
+    condensations: list[str] = []
+    sections, text, total = _render_all(states, title, fmt, counter)
+    while total > budget:
+        if not _condense_one(states, policy.condensation_order, pricer, condensations, decisions):
+            break
+        sections, text, total = _render_all(states, title, fmt, counter)
+    if total > budget:  # only the title is left and even it does not fit
+        sections, text, total = [], "", 0
+
+    for s in states.values():
+        for p in s.placed:
+            d = decisions[p.candidate.id]
+            d.tier, d.tokens = int(p.tier), p.rendering.tokens
+            wanted = p.candidate.tier
+            d.outcome = (f"in: tier {int(p.tier)}" if p.tier == wanted
+                         else f"in: condensed from tier {int(wanted)} to {int(p.tier)} to fit")
+            if p.rendering.truncated:
+                d.outcome += " (cut to its cap)"
+    contributions = [
+        Contribution(name, states[name].allocation + reserved.get(name, 0),
+                     states[name].used + reserved.get(name, 0), len(states[name].placed)
+                     + (1 if reserved.get(name) else 0), states[name].condensed)
+        for name in CONTRIBUTORS if name in states
+    ]
+    return Outcome(sections, text, total, contributions, condensations, fired, reallocations, skipped,
+                   list(decisions.values()))
+
+
+def _normalise(shares: dict[str, float]) -> None:
+    total = sum(shares.values())
+    if total <= 0:
+        return
+    for name in shares:
+        shares[name] /= total
+
+
+def _render_all(states: Mapping[str, _State], title: str, fmt: str, counter: TokenCounter
+                ) -> tuple[list[Section], str, int]:
+    ordered = [n for n in PRESENTATION_ORDER if n in states] + [n for n in states if n not in PRESENTATION_ORDER]
+    sections = [section_of(p.candidate, p.rendering) for n in ordered for p in states[n].placed]
+    text = render(sections, title, fmt)
+    return sections, text, counter.count(text)
+
+
+def _condense_one(states: Mapping[str, _State], order: Sequence[str], pricer: _Pricer,
+                  log: list[str], decisions: dict[str, Decision]) -> bool:
+    """Step the lowest-ranked section of the first condensable contributor down a tier."""
+    for name in [*order, *[n for n in states if n not in order]]:
+        s = states.get(name)
+        if s is None or not s.placed:
+            continue
+        for i in range(len(s.placed) - 1, -1, -1):
+            p = s.placed[i]
+            if p.tier > p.candidate.min_tier:
+                lower = Tier(p.tier - 1)
+                r = p.candidate.render(lower, TIER_CAP_TOKENS[lower])
+                if r.content:
+                    s.placed[i] = Placed(p.candidate, r, pricer.cost(p.candidate, r))
+                    s.condensed += 1
+                    log.append(f"{p.candidate.path}: tier {int(p.tier)} → {int(lower)} (over budget)")
+                    return True
+        gone = s.placed.pop()
+        s.condensed += 1
+        decisions[gone.candidate.id].outcome = "out: dropped while condensing (over budget)"
+        log.append(f"{gone.candidate.path}: dropped (over budget)")
+        return True
+    return False

@@ -1,0 +1,1 @@
+"""Contributors: sources of candidate sections, one module each."""

@@ -1,0 +1,77 @@
+"""What every contributor sees: the request's facts and the workspace's indexes.
+
+Contributors are pure functions from an `AssemblyContext` to an `Offer` (candidates in
+rank order, each with a salience in [0, 1] and a human reason). They never decide what
+fits: the orchestrator does, so budgets are enforced in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Collection
+
+from ctx_lsp.assembly.candidate import Candidate, memoised
+from ctx_lsp.code.outline import Tier
+from ctx_lsp.code.tiers import Rendering, render
+from ctx_lsp.index.files import IndexedFile
+from ctx_lsp.index.search import SearchIndex
+from ctx_lsp.index.workspace import Workspace
+from ctx_lsp.tokens import TokenCounter
+
+if TYPE_CHECKING:
+    from ctx_lsp.index.graph import ReferenceGraph
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingFile:
+    entry: IndexedFile
+    salience: float
+    reason: str
+    focus_symbols: tuple[str, ...] = ()
+
+
+@dataclass
+class AssemblyContext:
+    workspace: Workspace
+    search: SearchIndex
+    counter: TokenCounter
+    query: str
+    tier: Tier  # richest tier sections may start at (agent / request, capped by the window type)
+    max_tier: Tier  # the window type's cap
+    working: list[WorkingFile] = field(default_factory=list)
+    focus_path: str | None = None  # abs path of the file under the cursor
+    graph: ReferenceGraph | None = None
+    mentioned: frozenset[str] = frozenset()  # identifiers named in the query
+
+    @property
+    def working_paths(self) -> set[str]:
+        return {w.entry.abs_path for w in self.working}
+
+
+def file_candidate(
+    ctx: AssemblyContext,
+    entry: IndexedFile,
+    contributor: str,
+    salience: float,
+    reason: str,
+    tier: Tier,
+    focus: Collection[str] = (),
+) -> Candidate:
+    """A whole-file candidate rendered with the standard tiers (outline/focused/full)."""
+    workspace, counter, focus = ctx.workspace, ctx.counter, tuple(focus)
+
+    def rendering(t: Tier, cap: int) -> Rendering:
+        text, current = workspace.read_text(entry)
+        return render(current.path, text, current.outline, t, counter, focus=focus, cap_tokens=cap)
+
+    return Candidate(
+        id=f"{contributor}:{entry.path}",
+        contributor=contributor,
+        path=entry.path,
+        uri=Path(entry.abs_path).as_uri(),
+        salience=max(0.0, min(1.0, salience)),
+        reason=reason,
+        tier=tier,
+        render=memoised(rendering),
+    )

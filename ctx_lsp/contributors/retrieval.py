@@ -1,0 +1,104 @@
+"""retrieval: files whose symbols match the task text.
+
+Lexical (BM25 over identifier-aware terms of symbols, signatures, docstrings and paths)
+and then blended with the reference graph, personalised to the working files and the
+identifiers the task names: a file the working files import, or that defines what the
+task mentions, outranks an equally worded stranger.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ctx_lsp.assembly.orchestrator import Offer
+from ctx_lsp.contributors.base import AssemblyContext, file_candidate
+from ctx_lsp.index.search import SearchHit
+
+NAME = "retrieval"
+SEARCH_HITS = 300
+"""Symbol hits read per request; enough to cover ~40 distinct files on large repos."""
+MAX_CANDIDATE_FILES = 40
+"""Files offered: beyond ~40, lower-ranked files never fit even a 32K budget as outlines."""
+EXTRA_HIT_WEIGHT = 0.3
+"""Each further matching symbol in a file adds 30 % of its score: several matches beat one."""
+MAX_EXTRA_HITS = 3
+TEST_FILE_FACTOR = 0.5
+"""Tests match task words as well as the code they test; unless asked for, prefer the code."""
+GRAPH_BLEND = 0.35
+"""Share of a file's salience that comes from its personalised graph rank."""
+FOCUS_SYMBOLS = 5
+
+
+@dataclass(frozen=True, slots=True)
+class RankedFile:
+    abs_path: str
+    path: str
+    lexical: float  # grouped BM25, normalised to the best file
+    score: float  # final salience in [0, 1]
+    hits: tuple[SearchHit, ...]
+
+
+def is_test_path(path: str) -> bool:
+    parts = path.lower().split("/")
+    name = parts[-1]
+    return (any(p in ("test", "tests", "testing") for p in parts[:-1])
+            or name.startswith("test_") or name.endswith(("_test.py", "_tests.py")) or name == "conftest.py")
+
+
+def mentions_tests(query: str) -> bool:
+    q = query.lower()
+    return any(w in q for w in ("test", "pytest", "fixture"))
+
+
+def rank_files(
+    hits: Sequence[SearchHit], wants_tests: bool, graph_scores: Mapping[str, float] | None = None
+) -> list[RankedFile]:
+    """Group symbol hits by file, demote tests, blend in graph rank; best first."""
+    by_file: dict[str, list[SearchHit]] = {}
+    for hit in hits:
+        by_file.setdefault(hit.abs_path, []).append(hit)
+    grouped: list[tuple[str, float, list[SearchHit]]] = []
+    for abs_path, file_hits in by_file.items():
+        scores = sorted((h.score for h in file_hits), reverse=True)
+        score = scores[0] + EXTRA_HIT_WEIGHT * sum(scores[1 : 1 + MAX_EXTRA_HITS])
+        if not wants_tests and is_test_path(file_hits[0].path):
+            score *= TEST_FILE_FACTOR
+        grouped.append((abs_path, score, file_hits))
+    top = max((g[1] for g in grouped), default=0.0) or 1.0
+    ranked = []
+    for abs_path, score, file_hits in grouped:
+        lexical = score / top
+        graph = (graph_scores or {}).get(abs_path, 0.0)
+        final = (1 - GRAPH_BLEND) * lexical + GRAPH_BLEND * graph if graph_scores else lexical
+        ranked.append(RankedFile(abs_path, file_hits[0].path, lexical, final, tuple(file_hits)))
+    ranked.sort(key=lambda r: (-r.score, r.path))
+    return ranked
+
+
+def top_hit_ratio(ranked: Sequence[RankedFile]) -> float:
+    if len(ranked) < 2 or ranked[1].lexical <= 0:
+        return 1.0
+    return ranked[0].lexical / ranked[1].lexical
+
+
+def retrieve(ctx: AssemblyContext, graph_scores: Mapping[str, float] | None) -> list[RankedFile]:
+    if not ctx.query.strip():
+        return []
+    hits = ctx.search.search(ctx.query, SEARCH_HITS)
+    return rank_files(hits, mentions_tests(ctx.query), graph_scores)
+
+
+def offer(ctx: AssemblyContext, ranked: Sequence[RankedFile]) -> Offer:
+    candidates = []
+    for r in ranked[:MAX_CANDIDATE_FILES]:
+        entry = ctx.workspace.files.get(r.abs_path)
+        if entry is None:
+            continue
+        symbols = tuple(dict.fromkeys(h.symbol for h in r.hits if h.symbol))[:FOCUS_SYMBOLS]
+        terms = sorted({t for h in r.hits for t in h.matched})
+        reason = f"matches {', '.join(terms[:6])}" + (f" in {', '.join(symbols[:3])}" if symbols else "")
+        if r.score > r.lexical + 1e-9:
+            reason += "; near the working files in the reference graph"
+        candidates.append(file_candidate(ctx, entry, NAME, r.score, reason, ctx.tier, symbols))
+    return Offer(NAME, candidates, strategy="breadth")

@@ -1,0 +1,125 @@
+"""working_files: what the person (or agent) is working on right now.
+
+Candidates are the focus file, the `open` files of the request and the editor's buffers,
+most recently edited first. Within each file, tier 2 shows in full the symbols that
+matter: the one under the cursor with its direct callers and callees, and the ones edited
+but not yet saved.
+"""
+
+from __future__ import annotations
+
+import difflib
+import time
+from typing import Sequence
+
+from ctx_lsp.assembly.orchestrator import Offer
+from ctx_lsp.code.outline import Outline, Tier
+from ctx_lsp.code.tiers import TIER_CAP_TOKENS
+from ctx_lsp.contributors.base import AssemblyContext, WorkingFile, file_candidate
+from ctx_lsp.errors import CtxError
+from ctx_lsp.index.files import IndexedFile, decode
+from ctx_lsp.index.workspace import Workspace
+
+NAME = "working_files"
+FOCUS_SALIENCE = 1.0
+OPEN_SALIENCE = 0.9
+RECENCY_DECAY = 0.85
+"""Each step back in edit recency keeps 85 % of the salience: the last few edits dominate."""
+RECENT_EDIT_HALF_LIFE_S = 600.0
+"""An edit ten minutes ago counts half as much as one now."""
+MAX_CALL_NEIGHBOURS = 6
+"""Callers/callees of the cursor symbol shown in full: more turns focus into a dump."""
+MAX_DIFF_LINES = 20_000
+"""Beyond this a buffer-vs-disk diff costs more than it tells; skip edit detection."""
+
+
+def symbol_at(outline: Outline, line: int) -> str | None:
+    """The innermost symbol containing a 1-based line."""
+    best = None
+    for s in outline.symbols:
+        if s.start_line <= line <= s.end_line and (best is None or s.depth >= best.depth):
+            best = s
+    return best.qualname if best else None
+
+
+def edited_symbols(workspace: Workspace, entry: IndexedFile, buffer_text: str) -> tuple[str, ...]:
+    """Symbols whose lines differ between the editor buffer and the saved file."""
+    try:
+        with open(entry.abs_path, "rb") as fh:
+            disk, _ = decode(fh.read())
+    except OSError:
+        return ()
+    old, new = disk.splitlines(), buffer_text.splitlines()
+    if len(old) + len(new) > MAX_DIFF_LINES or old == new:
+        return ()
+    changed: set[int] = set()
+    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            changed.update(range(j1 + 1, max(j1 + 1, j2) + 1))
+    found = []
+    for line in sorted(changed):
+        name = symbol_at(entry.outline, line)
+        if name and name not in found:
+            found.append(name)
+    return tuple(found)
+
+
+def resolve_working_files(
+    ctx: AssemblyContext, focus: tuple[str, int] | None, open_paths: Sequence[str], warnings: list[str]
+) -> list[WorkingFile]:
+    """Focus file first, then requested files, then editor buffers by edit recency."""
+    workspace = ctx.workspace
+    out: list[WorkingFile] = []
+    seen: set[str] = set()
+
+    def add(path: str, salience: float, reason: str, focus_line: int | None) -> None:
+        try:
+            entry = workspace.get(path)
+        except CtxError as err:
+            warnings.append(f"working file skipped: {err}")
+            return
+        if entry.abs_path in seen:
+            return
+        seen.add(entry.abs_path)
+        symbols: list[str] = []
+        if focus_line is not None:
+            here = symbol_at(entry.outline, focus_line)
+            if here:
+                symbols.append(here)
+                reason = f"{reason}; cursor in {here}"
+                if ctx.graph is not None:
+                    near = ctx.graph.callees_of(entry.abs_path, here) + ctx.graph.callers_of(here, entry.abs_path)
+                    for owner, name in near[:MAX_CALL_NEIGHBOURS]:
+                        if owner == entry.abs_path and name not in symbols:
+                            symbols.append(name)
+        if entry.overlay_version is not None:
+            text, current = workspace.read_text(entry)
+            edited = edited_symbols(workspace, current, text)
+            if edited:
+                reason = f"{reason}; unsaved edits in {', '.join(edited[:3])}"
+                symbols.extend(s for s in edited if s not in symbols)
+        out.append(WorkingFile(entry, salience, reason, tuple(symbols)))
+
+    if focus is not None:
+        add(focus[0], FOCUS_SALIENCE, "focus file (under the cursor)", focus[1])
+    for path in open_paths:
+        add(path, OPEN_SALIENCE, "named as a working file", None)
+    now = time.monotonic()
+    for rank, (path, edited_at) in enumerate(workspace.buffers_by_recency()):
+        age = max(0.0, now - edited_at)
+        recency = 0.5 ** (age / RECENT_EDIT_HALF_LIFE_S)
+        salience = OPEN_SALIENCE * (RECENCY_DECAY ** rank) * (0.5 + 0.5 * recency)
+        add(path, salience, "open in the editor" + (f", edited {age:.0f}s ago" if edited_at else ""), None)
+    return out
+
+
+def offer(ctx: AssemblyContext) -> Offer:
+    candidates = []
+    for w in ctx.working:
+        tier = ctx.tier
+        focus = w.focus_symbols
+        if not focus and w.entry.tokens <= TIER_CAP_TOKENS[Tier.FOCUSED]:
+            tier = ctx.max_tier if ctx.tier >= Tier.FOCUSED else ctx.tier  # small enough: whole file
+        candidates.append(file_candidate(ctx, w.entry, NAME, w.salience, w.reason, tier, focus))
+    candidates.sort(key=lambda c: (-c.salience, c.path))
+    return Offer(NAME, candidates, strategy="depth")

@@ -1,0 +1,139 @@
+"""Tests for ctx_lsp/assembly/orchestrator.py: the five passes and the budget invariant."""
+
+from __future__ import annotations
+
+import copy
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctx_lsp.assembly.adjustments import Signals
+from ctx_lsp.assembly.candidate import Candidate, memoised
+from ctx_lsp.assembly.orchestrator import Offer, assemble
+from ctx_lsp.code.outline import Tier
+from ctx_lsp.code.tiers import Rendering
+from ctx_lsp.config import Config
+from ctx_lsp.tokens import counter_for, cut_to_tokens
+
+COUNTER = counter_for()
+CONFIG = Config()
+BALANCED = CONFIG.context_window_types["balanced"]
+QUIET = Signals(has_messages=True, has_working_files=True, has_query=True, top_hit_ratio=1.0)
+
+
+def text_candidate(contributor: str, name: str, salience: float, tier_lines: dict[int, int],
+                   tier: Tier = Tier.FULL) -> Candidate:
+    """A candidate whose tier N is `tier_lines[N]` lines of distinct text."""
+
+    def render(t: Tier, cap: int) -> Rendering:
+        n = tier_lines.get(int(t), 0)
+        text = "".join(f"{name} tier {int(t)} line {i} with some words\n" for i in range(n))
+        cut = cut_to_tokens(text, cap, COUNTER)
+        return Rendering(t, cut.text, cut.tokens, 1, max(n, 1), cut.truncated, ())
+
+    return Candidate(f"{contributor}:{name}", contributor, name, f"file:///ws/{name}", salience,
+                     f"because {name}", tier, memoised(render))
+
+
+def offers(**by_contributor: list[Candidate]) -> dict[str, Offer]:
+    return {name: Offer(name, cands, "breadth" if name in ("retrieval", "codebase_map") else "depth")
+            for name, cands in by_contributor.items()}
+
+
+def run(offer_map, budget, policy=BALANCED, signals=QUIET, title="Context"):
+    return assemble(offer_map, policy, "balanced", CONFIG.weights, budget, COUNTER, title, "markdown", signals)
+
+
+def test_total_never_exceeds_budget_and_records_passes() -> None:
+    """Ensure that a crowded bundle fits its budget and the snapshot says how."""
+    wf = [text_candidate("working_files", f"w{i}.py", 1 - i / 10, {1: 5, 2: 40, 3: 120}) for i in range(3)]
+    rt = [text_candidate("retrieval", f"r{i}.py", 1 - i / 20, {1: 4, 2: 30, 3: 90}, Tier.FOCUSED) for i in range(8)]
+    out = run(offers(working_files=wf, retrieval=rt), 2000)
+    assert out.total_tokens <= 2000 and out.total_tokens == COUNTER.count(out.text)
+    assert {s.contributor for s in out.sections} == {"working_files", "retrieval"}
+    assert any("nothing to contribute" in s for s in out.skipped)
+    assert out.contributions and all(c.used <= c.allocated or c.allocated == 0 for c in out.contributions)
+    assert all(d.outcome != "not considered" for d in out.decisions)
+
+
+def test_inactive_contributor_is_skipped_and_its_share_redistributed() -> None:
+    """Ensure that pass 1 skips inactive contributors and gives their share to the rest."""
+    policy = copy.deepcopy(BALANCED)
+    policy.contributors["retrieval"].active = False
+    wf = [text_candidate("working_files", "w.py", 1.0, {1: 5, 2: 200, 3: 400})]
+    rt = [text_candidate("retrieval", "r.py", 1.0, {1: 4})]
+    out = run(offers(working_files=wf, retrieval=rt), 3000, policy)
+    assert "retrieval: inactive in balanced" in out.skipped
+    assert [s.path for s in out.sections] == ["w.py"]
+
+
+def test_dynamic_adjustment_fires() -> None:
+    """Ensure that pass 2 moves the conversation share to working files when none is given."""
+    wf = [text_candidate("working_files", "w.py", 1.0, {1: 5, 3: 50})]
+    out = run(offers(working_files=wf), 1000, signals=Signals(False, True, True, 1.0))
+    assert any(a.startswith("no_conversation_to_working_files") for a in out.adjustments)
+
+
+def test_surplus_goes_to_busy_contributor() -> None:
+    """Ensure that pass 4 moves an idle contributor's allocation to a busy one."""
+    policy = copy.deepcopy(BALANCED)
+    policy.contributors["working_files"].max_pct = 0.95  # room to grow beyond its share
+    wf = [text_candidate("working_files", f"w{i}.py", 1 - i / 20, {1: 3, 3: 60}) for i in range(12)]
+    docs = [text_candidate("project_docs", "AGENTS.md", 1.0, {1: 1, 3: 2})]
+    out = run(offers(working_files=wf, project_docs=docs), 3000, policy)
+    assert any("donated" in r for r in out.reallocations)
+    assert any(r.startswith("working_files received") for r in out.reallocations)
+
+
+def test_condensing_steps_down_before_dropping() -> None:
+    """Ensure that a candidate too big at tier 3 is shown at a lower tier, not dropped."""
+    big = [text_candidate("working_files", "big.py", 1.0, {1: 3, 2: 20, 3: 2000})]
+    out = run(offers(working_files=big), 800)
+    assert [s.tier for s in out.sections] == [2]
+    assert out.decisions[0].outcome.startswith("in: condensed from tier 3 to 2")
+
+
+def test_a_path_never_appears_twice() -> None:
+    """Ensure that a file offered by two contributors is shown once, by the earlier one."""
+    wf = [text_candidate("working_files", "same.py", 1.0, {1: 3, 3: 10})]
+    rt = [text_candidate("retrieval", "same.py", 1.0, {1: 3, 2: 10})]
+    out = run(offers(working_files=wf, retrieval=rt), 2000)
+    assert [s.contributor for s in out.sections] == ["working_files"]
+    assert any("already in the bundle" in d.outcome for d in out.decisions)
+
+
+def test_tiny_budget_gives_empty_bundle_not_overrun() -> None:
+    """Ensure that a budget smaller than any section still yields a valid, in-budget result."""
+    wf = [text_candidate("working_files", "w.py", 1.0, {1: 30, 3: 300})]
+    for budget in (1, 3, 10, 40):
+        out = run(offers(working_files=wf), budget)
+        assert out.total_tokens <= budget
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    budget=st.integers(min_value=1, max_value=6000),
+    n_work=st.integers(0, 4),
+    n_ret=st.integers(0, 10),
+    n_map=st.integers(0, 10),
+    sizes=st.lists(st.integers(0, 300), min_size=3, max_size=3),
+    profile=st.sampled_from(sorted(CONFIG.context_window_types)),
+)
+def test_budget_uniqueness_and_determinism(budget, n_work, n_ret, n_map, sizes, profile) -> None:
+    """Ensure that for any offers and budget: total ≤ budget, no path twice, same output twice."""
+    def build():
+        tiers = {1: max(1, sizes[0] // 10), 2: sizes[1], 3: sizes[2]}
+        return offers(
+            working_files=[text_candidate("working_files", f"f{i}.py", 1 - i / 10, tiers) for i in range(n_work)],
+            retrieval=[text_candidate("retrieval", f"f{i}.py", 1 - i / 30, tiers, Tier.FOCUSED) for i in range(n_ret)],
+            codebase_map=[text_candidate("codebase_map", f"m{i}.py", 1 - i / 30, {1: 4}, Tier.OUTLINE)
+                          for i in range(n_map)],
+        )
+    policy = CONFIG.context_window_types[profile]
+    first = assemble(build(), policy, profile, CONFIG.weights, budget, COUNTER, "T", "markdown", QUIET)
+    second = assemble(build(), policy, profile, CONFIG.weights, budget, COUNTER, "T", "markdown", QUIET)
+    assert first.total_tokens <= budget
+    assert first.total_tokens == COUNTER.count(first.text)
+    paths = [s.path for s in first.sections]
+    assert len(paths) == len(set(paths))
+    assert first.text == second.text
