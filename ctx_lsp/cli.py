@@ -64,8 +64,33 @@ def _parser() -> argparse.ArgumentParser:
                         help="a working file (repeatable); relative paths are relative to the workspace")
     bundle.add_argument("--focus", metavar="PATH:LINE", help="file and 1-based line under the cursor")
     bundle.add_argument("--format", choices=["markdown", "xml", "json"], default="markdown")
+    bundle.add_argument("--messages", type=Path, metavar="FILE",
+                        help="a JSON file with the conversation (OpenAI-style messages) to window into the bundle")
+    bundle.add_argument("--summary", help="rolling summary of earlier conversation, prepended as a preamble")
+    bundle.add_argument("--artifact", action="append", default=[], metavar="KEY=FILE",
+                        help="a prior workflow output, e.g. spec=docs/spec.md (repeatable)")
+    bundle.add_argument("--docs", action="append", default=[], metavar="LIBRARY:TOPIC",
+                        help="library docs to include, e.g. 'pygls:custom requests' (repeatable)")
     bundle.add_argument("--explain", action="store_true",
                         help="after the bundle, print on stderr why each candidate went in or out")
+    docs = sub.add_parser("docs", help="library docs on a topic (offline, Context7-style)")
+    docs.add_argument("library")
+    docs.add_argument("--topic", help="what you need from the library (required unless allowed in config)")
+    docs.add_argument("--agent", default="default", help="whose docs cap applies")
+    docs.add_argument("--max-tokens", type=int, help="lower the cap further")
+    docs.add_argument("--workspace", type=Path, default=Path("."), help="whose environment (default: .)")
+    docs.add_argument("--format", choices=["markdown", "json"], default="markdown")
+
+    resolve = sub.add_parser("resolve", help="which installed libraries a name may mean")
+    resolve.add_argument("name")
+    resolve.add_argument("--workspace", type=Path, default=Path("."))
+
+    window = sub.add_parser("window", help="window a conversation (JSON file of messages) to a budget")
+    window.add_argument("messages", type=Path)
+    window.add_argument("--budget", type=int)
+    window.add_argument("--model")
+    window.add_argument("--utilization", choices=["low", "medium", "full"])
+    window.add_argument("--summary")
     return parser
 
 
@@ -83,6 +108,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _outline(args)
         if args.command == "bundle":
             return _bundle(args)
+        if args.command == "docs":
+            return _docs(args)
+        if args.command == "resolve":
+            return _resolve(args)
+        if args.command == "window":
+            return _window(args)
     except CtxError as err:
         print(f"ctx-lsp: error: {err}", file=sys.stderr)
         return 2
@@ -232,6 +263,7 @@ def _resolve_cli_path(workspace: Path, raw: str) -> str:
 def _bundle(args: argparse.Namespace) -> int:
     from ctx_lsp.engine import BundleRequest, Focus
     from ctx_lsp.errors import InvalidParam
+    from ctx_lsp.history import validate_messages
     from ctx_lsp.wire import to_wire
 
     workspace = args.workspace.resolve()
@@ -260,6 +292,10 @@ def _bundle(args: argparse.Namespace) -> int:
         focus=focus,
         open=tuple(_resolve_cli_path(workspace, p) for p in args.open),
         format="markdown" if args.format == "json" else args.format,
+        messages=tuple(validate_messages(_read_json(args.messages, "--messages"))) if args.messages else (),
+        summary=args.summary,
+        artifacts=tuple(_artifact(a) for a in args.artifact),
+        docs=tuple(_docs_request(d) for d in args.docs),
     )
     result = engine.bundle(request)
     explanation = engine.explain() if args.explain else None
@@ -276,4 +312,70 @@ def _bundle(args: argparse.Namespace) -> int:
         print(f"-- why ({explanation.elapsed_ms} ms):", file=sys.stderr)
         for d in explanation.candidates:
             print(f"  {d.rank:5.2f} {d.contributor:14} {d.path}: {d.outcome} — {d.reason}", file=sys.stderr)
+    return 0
+
+
+def _read_json(path: Path, flag: str):
+    from ctx_lsp.errors import InvalidParam
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise InvalidParam(flag, f"cannot read JSON from {path}: {err}", "pass a file holding a JSON list of messages")
+
+
+def _artifact(raw: str) -> tuple[str, str]:
+    from ctx_lsp.errors import InvalidParam
+
+    key, sep, file = raw.partition("=")
+    if not sep or not key or not file:
+        raise InvalidParam("--artifact", f"{raw!r} is not KEY=FILE", "e.g. --artifact spec=docs/spec.md")
+    try:
+        return key, Path(file).read_text(encoding="utf-8", errors="replace")
+    except OSError as err:
+        raise InvalidParam("--artifact", f"cannot read {file}: {err.strerror}", "pass a readable file") from err
+
+
+def _docs_request(raw: str):
+    from ctx_lsp.contributors.library_docs import DocsRequest
+
+    library, _, topic = raw.partition(":")
+    return DocsRequest(library.strip(), topic.strip() or None)
+
+
+def _docs(args: argparse.Namespace) -> int:
+    from ctx_lsp.engine import Engine
+    from ctx_lsp.wire import to_wire
+
+    engine = Engine([args.workspace.resolve()], {"index": {"watch": False}})
+    result = engine.docs(args.library, args.topic, args.agent, args.max_tokens)
+    if args.format == "json":
+        print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
+    else:
+        print(result.content)
+        print(f"-- {result.library} {result.version}: {result.tokens}/{result.cap} tokens, cache {result.cache}, "
+              f"{result.elapsed_ms:.1f} ms" + (" (truncated)" if result.truncated else ""), file=sys.stderr)
+    return 0
+
+
+def _resolve(args: argparse.Namespace) -> int:
+    from ctx_lsp.engine import Engine
+
+    engine = Engine([args.workspace.resolve()], {"index": {"watch": False}})
+    for m in engine.resolve_library(args.name):
+        print(f"{m.library} {m.version}  {m.summary}")
+    return 0
+
+
+def _window(args: argparse.Namespace) -> int:
+    from ctx_lsp.engine import Engine, WindowRequest
+    from ctx_lsp.history import validate_messages
+    from ctx_lsp.wire import to_wire
+
+    request = WindowRequest(
+        messages=tuple(validate_messages(_read_json(args.messages, "messages"))),
+        budget=args.budget, model=args.model, utilization=args.utilization, summary=args.summary,
+    )
+    engine = Engine([Path(".").resolve()], {"index": {"watch": False}})
+    print(json.dumps(to_wire(engine.window(request)), indent=2, ensure_ascii=False))
     return 0

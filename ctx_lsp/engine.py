@@ -21,11 +21,17 @@ from ctx_lsp.assembly.budget import plan_budget
 from ctx_lsp.assembly.orchestrator import Decision, assemble
 from ctx_lsp.assembly.render import FORMATS
 from ctx_lsp.assembly.result import BundleResult, LineRange, Snapshot
-from ctx_lsp.contributors import codebase_map, project_docs, retrieval, working_files
+from ctx_lsp.assembly.orchestrator import Offer
+from ctx_lsp.contributors import artifacts as artifacts_contributor
+from ctx_lsp.contributors import codebase_map, library_docs, project_docs, retrieval, working_files
+from ctx_lsp.contributors.library_docs import DocsRequest
+from ctx_lsp.docs.library import DocsResult, LibraryDocs, LibraryMatch
+from ctx_lsp.history.windowing import WindowResult, window_messages
+from ctx_lsp.index.store import ensure_cache_dir
 from ctx_lsp.contributors.base import AssemblyContext
 from ctx_lsp.code.outline import Tier
 from ctx_lsp.code.tiers import render
-from ctx_lsp.config import LoadedConfig, load
+from ctx_lsp.config import LoadedConfig, WindowTypeConfig, load
 from ctx_lsp.errors import CtxError, InvalidParam
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.scan import IgnoreRules
@@ -59,6 +65,19 @@ class BundleRequest:
     focus: Focus | None = None
     open: tuple[str, ...] = ()
     format: str = "markdown"
+    messages: tuple[dict, ...] = ()  # validated OpenAI-style messages
+    summary: str | None = None
+    artifacts: tuple[tuple[str, str], ...] = ()
+    docs: tuple[DocsRequest, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WindowRequest:
+    messages: tuple[dict, ...]
+    budget: int | None = None
+    model: str | None = None
+    utilization: str | None = None
+    summary: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +157,8 @@ class Engine:
         self.watcher: Watcher | None = None
         self.last_snapshot: Snapshot | None = None
         self.last_explanation: Explanation | None = None
+        self._library_docs: LibraryDocs | None = None
+        self._docs_lock = threading.Lock()
         self.graph = ReferenceGraph()
         self.workspace.subscribe(self.graph.update)
         self._reindex_lock = threading.Lock()
@@ -255,6 +276,21 @@ class Engine:
         focus = (request.focus.path, request.focus.line + 1) if request.focus else None
         ctx.working = working_files.resolve_working_files(ctx, focus, request.open, warnings)
 
+        reserved: dict[str, int] = {}
+        windowed = None
+        history_budget = _history_share(window_type, plan.total, request) if request.messages else 0
+        if request.messages and not history_budget:
+            warnings.append(f"messages ignored: conversation_history is inactive in {profile}")
+        if history_budget:
+            windowed = window_messages(list(request.messages), history_budget, counter, summary=request.summary)
+            if windowed.metadata.input_tokens_used > plan.total:
+                raise InvalidParam(
+                    "messages", f"the system messages and last turns need {windowed.metadata.input_tokens_used} "
+                    f"tokens, more than the whole budget ({plan.total})",
+                    "raise the budget, or send fewer or shorter messages")
+            reserved["conversation_history"] = windowed.metadata.input_tokens_used
+            warnings.extend(f"conversation: {n}" for n in windowed.notes)
+
         graph_rank = self.graph.rank({w.entry.abs_path: w.salience for w in ctx.working}, ctx.mentioned)
         ranked = retrieval.retrieve(ctx, graph_rank.scores if ctx.working or ctx.mentioned else None)
         definitions: dict[str, dict[str, float]] = {}
@@ -265,14 +301,17 @@ class Engine:
             "retrieval": retrieval.offer(ctx, ranked),
             "codebase_map": codebase_map.offer(ctx, {f.abs_path: f.score for f in graph_rank.files}, definitions),
             "project_docs": project_docs.offer(ctx),
+            "artifacts": artifacts_contributor.offer(request.artifacts, config.artifacts_budget, counter),
+            "library_docs": library_docs.offer(self.library_docs, request.docs, agent.docs_cap, warnings)
+            if request.docs else Offer("library_docs", []),
         }
         signals = Signals(
-            has_messages=False, has_working_files=bool(ctx.working), has_query=bool(request.query.strip()),
+            has_messages=bool(request.messages), has_working_files=bool(ctx.working), has_query=bool(request.query.strip()),
             top_hit_ratio=retrieval.top_hit_ratio(ranked),
         )
         title = f"Context for: {request.query.strip()}" if request.query.strip() else "Context"
         outcome = assemble(offers, window_type, profile, config.weights, plan.total, counter, title,
-                           request.format, signals)
+                           request.format, signals, reserved)
         if not outcome.sections:
             warnings.append("nothing to show: give a query, open files, or a larger budget")
         snapshot = Snapshot(
@@ -280,8 +319,9 @@ class Engine:
             model_context_limit=plan.model_context_limit,
             output_reserve=plan.output_reserve,
             available_budget=plan.total,
-            total_used=outcome.total_tokens,
-            utilization_pct=round(100.0 * outcome.total_tokens / plan.total, 1) if plan.total else 0.0,
+            total_used=outcome.total_tokens + reserved.get("conversation_history", 0),
+            utilization_pct=round(100.0 * (outcome.total_tokens + reserved.get("conversation_history", 0))
+                                  / plan.total, 1) if plan.total else 0.0,
             tokenizer=counter.name,
             contributions=tuple(outcome.contributions),
             condensations=tuple(outcome.condensations),
@@ -301,10 +341,55 @@ class Engine:
         return BundleResult(
             sections=tuple(outcome.sections),
             text=outcome.text,
-            total_tokens=outcome.total_tokens,
+            total_tokens=outcome.total_tokens + reserved.get("conversation_history", 0),
             budget=plan.total,
             snapshot=snapshot,
+            messages=windowed.messages if windowed else (),
         )
+
+    # ------------------------------------------------------------------ docs & history
+    @property
+    def library_docs(self) -> LibraryDocs:
+        """Created on first use: finding the environment costs a subprocess."""
+        with self._docs_lock:
+            if self._library_docs is None:
+                config = self.loaded.config
+                root = self.workspace.roots[0]
+                cache_db = None
+                if config.index.cache:
+                    try:
+                        cache_db = ensure_cache_dir(root) / "docs.sqlite3"
+                    except OSError:
+                        cache_db = None
+                self._library_docs = LibraryDocs(
+                    root, self.counter, interpreter=config.python.interpreter or None,
+                    docs_folders=config.docs.folders, require_topic=config.docs.require_topic,
+                    allow_full_library=config.docs.allow_full_library, cache_db=cache_db,
+                )
+            return self._library_docs
+
+    def docs(self, library: str, topic: str | None, agent: str = "default", max_tokens: int | None = None) -> DocsResult:
+        """ctx/docs: a library's docs on a topic, capped at the agent's docs cap."""
+        return self.library_docs.docs(library, topic, self.loaded.config.agent(agent).docs_cap, max_tokens)
+
+    def resolve_library(self, name: str, limit: int = 10) -> list[LibraryMatch]:
+        return self.library_docs.resolve(name, limit)
+
+    def prewarm_docs(self, progress: ProgressFn | None = None) -> dict[str, Any]:
+        """Parse and cache docs of the workspace's declared dependencies."""
+        docs = self.library_docs
+        declared = docs.declared_dependencies()
+        warmed = docs.prewarm(declared, progress=progress, cap=self.loaded.config.agent("default").docs_cap)
+        return {"declared": declared, "warmed": warmed}
+
+    def window(self, request: WindowRequest) -> WindowResult:
+        """ctx/window: the conversation alone, windowed at turn boundaries."""
+        config = self.loaded.config
+        wt = config.context_window_types[config.default_context_window_type]
+        plan = plan_budget(budget=request.budget, model=request.model, utilization=request.utilization,
+                           agent_budget=config.agent("default").budget, output_reserve_pct=wt.output_reserve_pct,
+                           model_overrides=config.model_limits)
+        return window_messages(list(request.messages), plan.total, self.counter, summary=request.summary)
 
     def explain(self) -> Explanation:
         if self.last_explanation is None:
@@ -345,6 +430,7 @@ class Engine:
             cache={
                 "locations": [f.store.location for f in ws.folders if f.store is not None],
                 "warnings": ws.cache_warnings(),
+                "docs": self._library_docs.stats() if self._library_docs is not None else None,
             },
             config={"sources": list(self.loaded.sources), "warnings": list(self.loaded.warnings)},
             last_index={
@@ -354,3 +440,19 @@ class Engine:
             },
             last_snapshot=self.last_snapshot,
         )
+
+
+def _history_share(window_type: WindowTypeConfig, budget: int, request: BundleRequest) -> int:
+    """The conversation's allocation, as pass 3 would give it among the applicable contributors."""
+    applicable = {"working_files", "retrieval", "codebase_map", "project_docs", "conversation_history"}
+    if request.artifacts:
+        applicable.add("artifacts")
+    if request.docs:
+        applicable.add("library_docs")
+    policies = {n: p for n, p in window_type.contributors.items() if p.active and n in applicable}
+    total = sum(p.target_pct for p in policies.values()) or 1.0
+    policy = policies.get("conversation_history")
+    if policy is None:
+        return 0
+    share = min(max(policy.target_pct / total, policy.min_pct), policy.max_pct)
+    return max(1, int(budget * share))

@@ -77,15 +77,17 @@ class GitRepo:
         return self.text("rev-parse", "--verify", f"{rev}^{{commit}}").strip()
 
     def commits(self, rev: str = "HEAD", since: str | None = None) -> list[tuple[str, str, str]]:
-        """Non-merge first-parent-agnostic commits, newest first: (sha, parent, author)."""
-        args = ["log", "--no-merges", "--format=%H %P%x00%an", rev]
-        if since:
-            args = ["log", "--no-merges", "--format=%H %P%x00%an", f"{since}..{rev}"]
+        """Non-merge commits reachable from ``rev`` (after ``since``), newest first.
+
+        Returns (sha, parent, author); root commits are skipped (no parent to diff).
+        """
+        span = f"{since}..{rev}" if since else rev
+        args = ["log", "--no-merges", "--format=%H %P%x00%an", span]
         rows = []
         for line in self.text(*args).splitlines():
             head, _, author = line.partition("\x00")
             shas = head.split()
-            if len(shas) != 2:  # root commit (no parent) or octopus leftovers
+            if len(shas) != 2:  # root commit: nothing to diff against
                 continue
             rows.append((shas[0], shas[1], author))
         return rows

@@ -34,7 +34,6 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 

@@ -147,6 +147,14 @@ def _best_fit(c: Candidate, room: int, pricer: _Pricer, floor: Tier | None = Non
     return None
 
 
+def _fit_at(c: Candidate, tier: Tier, room: int, pricer: _Pricer) -> Placed | None:
+    r = c.render(tier, TIER_CAP_TOKENS[tier])
+    if not r.content:
+        return None
+    cost = pricer.cost(c, r)
+    return Placed(c, r, cost) if cost <= room else None
+
+
 def _cut_fit(c: Candidate, room: int, pricer: _Pricer) -> Placed | None:
     """Last resort: the outline cut to what is left, if a useful amount still fits."""
     probe = c.render(c.min_tier, MIN_CUT_SECTION_TOKENS)
@@ -182,8 +190,8 @@ def _fill(state: _State, taken: dict[str, str], pricer: _Pricer, decisions: dict
         breadth_room = int(budget * BREADTH_SHARE)
         for c in fresh:
             room = (budget if not state.placed else breadth_room) - state.used
-            p = _best_fit(c, room, pricer, floor=c.min_tier) if room > 0 else None
-            if p is not None and p.tier == c.min_tier:
+            p = _fit_at(c, c.min_tier, room, pricer) if room > 0 else None
+            if p is not None:
                 place(p)
         for p in list(state.placed):  # then upgrade the best ones
             if p.candidate.tier > p.tier:
@@ -246,6 +254,7 @@ def assemble(
     fired = apply_adjustments(shares, signals, policy.adjustments)
     for name in list(shares):
         if name in reserved:
+            del shares[name]  # already spent outside the text; charged before allocation
             continue
         if not offers.get(name) or not offers[name].candidates:
             skipped.append(f"{name}: nothing to contribute")
@@ -258,16 +267,12 @@ def assemble(
         title, title_cost = "", counter.count(render([], "", fmt))
     available = max(0, budget - title_cost - sum(reserved.values()))
     order = sorted(shares, key=lambda n: (policy.contributors[n].priority, CONTRIBUTORS.index(n)))
-    states: dict[str, _State] = {}
+    states: dict[str, _State] = {name: _State(name, Offer(name, [])) for name in reserved}
     taken: dict[str, str] = {}
     remaining = available
     for name in order:
         pol = policy.contributors[name]
         state = _State(name, offers.get(name) or Offer(name, []))
-        if name in reserved:
-            state.allocation = 0
-            states[name] = state
-            continue
         state.allocation = min(_allocate(available, shares[name], pol.min_pct, pol.max_pct), remaining)
         remaining -= state.allocation
         _fill(state, taken, pricer, decisions)

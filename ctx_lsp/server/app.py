@@ -14,7 +14,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar
 
 import attrs
 from lsprotocol import types as lsp
@@ -23,11 +23,13 @@ from pygls.protocol import LanguageServerProtocol
 
 from ctx_lsp import __version__
 from ctx_lsp.engine import Engine
+from ctx_lsp.index.workspace import ProgressFn
 from ctx_lsp.errors import CtxError
 from ctx_lsp.server.params import uri_to_path
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 PROGRESS_INTERVAL_S = 0.1
 """At most ten progress reports a second: more only floods the client's UI."""
 
@@ -86,19 +88,18 @@ class CtxServer(LanguageServer):
         return bool(caps and caps.window and caps.window.work_done_progress)
 
     # ------------------------------------------------------------------ indexing
-    async def run_index(self, *, force: bool = False, title: str = "Indexing workspace") -> None:
-        """Index in a worker thread, reporting `$/progress`; then make sure the watcher runs."""
-        engine = self.require_engine()
+    async def with_progress(self, title: str, kind: str, work: Callable[[ProgressFn], T]) -> T:
+        """Run blocking `work(progress)` in a thread, reporting `$/progress` if the client can."""
         loop = asyncio.get_running_loop()
         token: str | None = None
         if self.supports_progress():
-            token = f"ctx-lsp-index-{uuid.uuid4().hex[:8]}"
+            token = f"ctx-lsp-{kind}-{uuid.uuid4().hex[:8]}"
             try:
                 await asyncio.wait_for(self.work_done_progress.create_async(token), timeout=5)
                 self.work_done_progress.begin(
                     token, lsp.WorkDoneProgressBegin(title=title, percentage=0, cancellable=False)
                 )
-            except Exception as err:  # noqa: BLE001 - a client that refuses progress still gets an index
+            except Exception as err:  # noqa: BLE001 - a client that refuses progress still gets the work
                 log.debug("progress not available: %s", err)
                 token = None
         last = [0.0]
@@ -112,22 +113,26 @@ class CtxServer(LanguageServer):
             report = lsp.WorkDoneProgressReport(message=f"{message} ({done}/{total})", percentage=pct)
             loop.call_soon_threadsafe(self.work_done_progress.report, token, report)
 
-        started = time.perf_counter()
         try:
-            stats = await asyncio.to_thread(engine.index, progress, force=force)
-            elapsed = time.perf_counter() - started
-            summary = (
-                f"indexed {len(engine.workspace.files)} files in {elapsed:.2f}s "
-                f"({stats.parsed} parsed, {stats.reused} from cache)"
-            )
-            self.log(summary)
-        except Exception as err:  # noqa: BLE001 - the server stays up; status reports the problem
-            summary = f"indexing failed: {type(err).__name__}: {err}"
-            log.exception("indexing failed")
-            self.log(summary, lsp.MessageType.Error)
+            return await asyncio.to_thread(work, progress)
         finally:
             if token is not None:
                 self.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+
+    async def run_index(self, *, force: bool = False, title: str = "Indexing workspace") -> None:
+        """Index with progress; then build search postings and make sure the watcher runs."""
+        engine = self.require_engine()
+        started = time.perf_counter()
+        try:
+            stats = await self.with_progress(title, "index", lambda progress: engine.index(progress, force=force))
+            elapsed = time.perf_counter() - started
+            self.log(
+                f"indexed {len(engine.workspace.files)} files in {elapsed:.2f}s "
+                f"({stats.parsed} parsed, {stats.reused} from cache)"
+            )
+        except Exception as err:  # noqa: BLE001 - the server stays up; status reports the problem
+            log.exception("indexing failed")
+            self.log(f"indexing failed: {type(err).__name__}: {err}", lsp.MessageType.Error)
         await asyncio.to_thread(engine.warm_up)
         watcher = engine.start_watching(self._on_disk_change)
         if watcher.state == "failed":

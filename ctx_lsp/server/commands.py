@@ -37,6 +37,15 @@ def register(server: CtxServer) -> None:
         _no_args("ctx.explain", args)
         return to_wire(ls.require_engine().explain())
 
+    @server.command("ctx.prewarmDocs")
+    @maps_errors
+    async def prewarm_docs(ls: CtxServer, *args: Any) -> dict[str, Any]:
+        """Parse and cache the docs of the dependencies the workspace declares, with progress."""
+        _no_args("ctx.prewarmDocs", args)
+        engine = ls.require_engine()
+        result = await ls.with_progress("Prewarming library docs", "docs", engine.prewarm_docs)
+        return {**result, "cache": engine.library_docs.stats()}
+
     @server.command("ctx.reindex")
     @maps_errors
     async def reindex(ls: CtxServer, *args: Any) -> dict[str, Any]:

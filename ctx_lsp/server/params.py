@@ -18,7 +18,9 @@ from urllib.request import url2pathname
 
 from ctx_lsp.assembly.budget import UTILIZATION
 from ctx_lsp.assembly.render import FORMATS
-from ctx_lsp.engine import BundleRequest, Focus
+from ctx_lsp.contributors.library_docs import DocsRequest
+from ctx_lsp.engine import BundleRequest, Focus, WindowRequest
+from ctx_lsp.history import validate_artifacts, validate_messages
 from ctx_lsp.errors import InvalidParam
 
 MAX_BUDGET_TOKENS = 2_000_000
@@ -31,8 +33,6 @@ BUNDLE_KEYS = frozenset(
     {"query", "agent", "budget", "model", "utilization", "profile", "focus", "open", "tier",
      "messages", "summary", "artifacts", "docs", "format"}
 )
-NOT_YET_SUPPORTED = frozenset({"messages", "summary", "artifacts", "docs"})
-"""Contract fields accepted now and ignored with a snapshot warning until they are built."""
 
 
 def require_object(params: Any, method: str) -> Mapping[str, Any]:
@@ -139,8 +139,7 @@ def parse_focus(value: Any) -> Focus:
     return Focus(str(path), line or 0, char or 0)
 
 
-def parse_bundle(params: Any) -> tuple[BundleRequest, list[str]]:
-    """Returns the request and warnings for contract fields not supported yet."""
+def parse_bundle(params: Any) -> BundleRequest:
     p = require_object(params, "ctx/bundle")
     check_keys(p, BUNDLE_KEYS)
     open_value = p.get("open") or []
@@ -165,9 +164,62 @@ def parse_bundle(params: Any) -> tuple[BundleRequest, list[str]]:
         focus=parse_focus(p["focus"]) if p.get("focus") is not None else None,
         open=opened,
         format=fmt or "markdown",
+        messages=tuple(validate_messages(p["messages"])) if p.get("messages") is not None else (),
+        summary=get_str(p, "summary"),
+        artifacts=tuple(validate_artifacts(p.get("artifacts"))),
+        docs=parse_docs_list(p.get("docs")),
     )
-    warnings = [f"{k}: not supported yet; ignored" for k in sorted(NOT_YET_SUPPORTED & set(p))]
-    return request, warnings
+    return request
+
+
+def parse_docs_list(value: Any) -> tuple[DocsRequest, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise InvalidParam("docs", f"expected a list, got {_json_type(value)}",
+                           "pass docs: [{library: 'pygls', topic: 'custom requests'}]")
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise InvalidParam(f"docs[{i}]", f"expected an object, got {_json_type(item)}", "pass {library, topic}")
+        check_keys(item, frozenset({"library", "topic"}), f"docs[{i}].")
+        library = get_str(item, "library", required=True, prefix=f"docs[{i}].")
+        out.append(DocsRequest(library or "", get_str(item, "topic", prefix=f"docs[{i}].")))
+    return tuple(out)
+
+
+def parse_docs(params: Any) -> tuple[str, str | None, str, int | None]:
+    p = require_object(params, "ctx/docs")
+    check_keys(p, frozenset({"library", "topic", "agent", "max_tokens"}))
+    library = get_str(p, "library", required=True) or ""
+    topic = get_str(p, "topic")
+    agent = get_str(p, "agent", default="default") or "default"
+    max_tokens = get_int(p, "max_tokens", lo=1, hi=MAX_BUDGET_TOKENS, example=1500)
+    return library, topic, agent, max_tokens
+
+
+def parse_resolve(params: Any) -> tuple[str, int]:
+    p = require_object(params, "ctx/resolveLibrary")
+    check_keys(p, frozenset({"name", "limit"}))
+    name = get_str(p, "name", required=True) or ""
+    if not name.strip():
+        raise InvalidParam("name", "is empty", "pass a library name such as 'pygls'")
+    limit = get_int(p, "limit", lo=1, hi=100, default=10, example=10)
+    return name, limit or 10
+
+
+def parse_window(params: Any) -> WindowRequest:
+    p = require_object(params, "ctx/window")
+    check_keys(p, frozenset({"messages", "budget", "model", "utilization", "summary"}))
+    if "messages" not in p:
+        raise InvalidParam("messages", "is required", "pass the conversation as a list of {role, content} objects")
+    return WindowRequest(
+        messages=tuple(validate_messages(p["messages"])),
+        budget=get_int(p, "budget", lo=1, hi=MAX_BUDGET_TOKENS, example=8000),
+        model=get_str(p, "model"),
+        utilization=_utilization(p),
+        summary=get_str(p, "summary"),
+    )
 
 
 def _utilization(p: Mapping[str, Any]) -> str | None:

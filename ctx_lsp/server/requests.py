@@ -8,7 +8,7 @@ from typing import Any
 from ctx_lsp.server.app import CtxServer
 from ctx_lsp.wire import to_wire
 from ctx_lsp.server.errors import maps_errors
-from ctx_lsp.server.params import parse_bundle, parse_outline, parse_search
+from ctx_lsp.server.params import parse_bundle, parse_docs, parse_outline, parse_resolve, parse_search, parse_window
 
 
 def register(server: CtxServer) -> None:
@@ -37,9 +37,29 @@ def register(server: CtxServer) -> None:
     @server.feature("ctx/bundle")
     @maps_errors
     async def bundle(ls: CtxServer, params: Any) -> dict[str, Any]:
-        request, warnings = parse_bundle(params)
+        request = parse_bundle(params)
         engine = ls.require_engine()
-        result = to_wire(await asyncio.to_thread(engine.bundle, request))
-        if warnings:
-            result["snapshot"]["warnings"] = [*result["snapshot"]["warnings"], *warnings]
-        return result
+        return to_wire(await asyncio.to_thread(engine.bundle, request))
+
+    @server.feature("ctx/docs")
+    @maps_errors
+    async def docs(ls: CtxServer, params: Any) -> dict[str, Any]:
+        """ctx/docs: library docs on a topic, capped at the agent's docs cap."""
+        library, topic, agent, max_tokens = parse_docs(params)
+        engine = ls.require_engine()
+        return to_wire(await asyncio.to_thread(engine.docs, library, topic, agent, max_tokens))
+
+    @server.feature("ctx/resolveLibrary")
+    @maps_errors
+    async def resolve_library(ls: CtxServer, params: Any) -> dict[str, Any]:
+        name, limit = parse_resolve(params)
+        engine = ls.require_engine()
+        return {"matches": to_wire(await asyncio.to_thread(engine.resolve_library, name, limit))}
+
+    @server.feature("ctx/window")
+    @maps_errors
+    async def window(ls: CtxServer, params: Any) -> dict[str, Any]:
+        """ctx/window: conversation windowing at turn boundaries."""
+        request = parse_window(params)
+        engine = ls.require_engine()
+        return to_wire(await asyncio.to_thread(engine.window, request))

@@ -300,7 +300,10 @@ IMPORT_WORKSPACE = {
     "pkg/sub/__init__.py": "",
     "pkg/sub/leaf.py": "from .. import core\nfrom ..core import engine_start\nfrom . import sibling\n",
     "pkg/sub/sibling.py": "VALUE = 1\n",
-    "app.py": "import pkg\nimport pkg.sub.leaf\nfrom pkg import core\nfrom pkg.sub import sibling as sib\nimport missing.module\n",
+    "app.py": (
+        "import pkg\nimport pkg.sub.leaf\nfrom pkg import core\nfrom pkg.sub import sibling as sib\n"
+        "import missing.module\n"
+    ),
     "src/lib/thing.py": "THING = 1\n",
     "uses_src.py": "from lib.thing import THING\nfrom lib import thing\n",
 }
@@ -458,7 +461,8 @@ def test_concurrent_queries_and_updates(tmp_path: Path) -> None:
     for t in threads:
         t.start()
     for i in range(30):
-        workspace.change_document(_abs(tmp_path, "b.py"), f"from core import compute_total\nV{i} = compute_total([{i}])\n", i)
+        text = f"from core import compute_total\nV{i} = compute_total([{i}])\n"
+        workspace.change_document(_abs(tmp_path, "b.py"), text, i)
     for t in threads:
         t.join()
     assert not errors
@@ -479,7 +483,8 @@ def sources(draw: st.DrawFn) -> str:
         calls = draw(st.lists(st.sampled_from(NAMES), max_size=3))
         body = " + ".join(f"{c}()" for c in calls) or "None"
         if name[0].isupper():
-            lines.append(f"class {name}:\n    def {draw(st.sampled_from(NAMES)).lower()}(self):\n        return {body}")
+            method = draw(st.sampled_from(NAMES)).lower()
+            lines.append(f"class {name}:\n    def {method}(self):\n        return {body}")
         else:
             lines.append(f"def {name}():\n    return {body}")
     if draw(st.booleans()):
@@ -534,3 +539,19 @@ def test_distances_stop_at_hubs(tmp_path: Path) -> None:
     assert graph.distances([a]) == {a: 0, hub: 1, b: 2, c: 2}
     assert graph.distances([a], hub_degree=2) == {a: 0, hub: 1}
     assert graph.distances([hub], hub_degree=2) == {hub: 0, a: 1, b: 1, c: 1}
+
+
+def test_imports_prefer_their_own_folder(tmp_path: Path) -> None:
+    """Ensure that in a multi-root workspace an import resolves to the module of its own
+    folder when both folders have one, and across folders otherwise."""
+    write_tree(tmp_path / "one", {"util.py": "X = 1\n", "app.py": "import util\nimport shared\n"})
+    write_tree(tmp_path / "two", {"util.py": "Y = 2\n", "shared.py": "Z = 3\n"})
+    config = Config()
+    config.index.cache = False
+    workspace = Workspace([tmp_path / "one", tmp_path / "two"], config)
+    graph = ReferenceGraph()
+    workspace.subscribe(graph.update)
+    workspace.index()
+    app = _abs(tmp_path, "one/app.py")
+    assert graph.imports_of(app) == [_abs(tmp_path, "one/util.py"), _abs(tmp_path, "two/shared.py")]
+    assert [fr.path for fr in graph.rank({app: 1.0}).files][:1] == ["one/app.py"]
