@@ -7,6 +7,7 @@ holds no pygls types: requests and results are the core's dataclasses.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -175,7 +176,10 @@ class Engine:
     def warm_up(self) -> None:
         """Build what the first request would otherwise wait for (search postings)."""
         self.search_index.catch_up()
-        self.graph.catch_up()
+        self.graph.warm_up()
+        # Outlines and postings are long-lived: keep them out of the collector's full passes,
+        # which otherwise pause a request for ~100 ms on large workspaces.
+        gc.freeze()
 
     def start_watching(self, on_change=None) -> Watcher:
         if self.watcher is None:
@@ -291,7 +295,8 @@ class Engine:
             reserved["conversation_history"] = windowed.metadata.input_tokens_used
             warnings.extend(f"conversation: {n}" for n in windowed.notes)
 
-        graph_rank = self.graph.rank({w.entry.abs_path: w.salience for w in ctx.working}, ctx.mentioned)
+        graph_rank = self.graph.rank({w.entry.abs_path: w.salience for w in ctx.working}, ctx.mentioned,
+                                     definition_files=codebase_map.MAX_MAP_FILES)
         ranked = retrieval.retrieve(ctx, graph_rank.scores if ctx.working or ctx.mentioned else None)
         definitions: dict[str, dict[str, float]] = {}
         for d in graph_rank.definitions:

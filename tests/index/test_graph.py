@@ -555,3 +555,13 @@ def test_imports_prefer_their_own_folder(tmp_path: Path) -> None:
     app = _abs(tmp_path, "one/app.py")
     assert graph.imports_of(app) == [_abs(tmp_path, "one/util.py"), _abs(tmp_path, "two/shared.py")]
     assert [fr.path for fr in graph.rank({app: 1.0}).files][:1] == ["one/app.py"]
+
+
+def test_warm_up_builds_the_global_rank(tmp_path: Path) -> None:
+    """Ensure that `warm_up` leaves nothing for the first request to build."""
+    _, graph = _indexed(tmp_path, HUB_WORKSPACE)
+    graph.warm_up()
+    assert graph.global_visits > 0
+    graph.rank({})
+    assert graph.global_visits == 0
+    ReferenceGraph().warm_up()  # an empty graph too
