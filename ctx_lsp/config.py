@@ -141,13 +141,13 @@ def _window_types() -> dict[str, WindowTypeConfig]:
     """The four default policies. Targets sum to 1; inactive or empty shares are redistributed."""
     #                         target  min   max  priority
     balanced = _policy_table({
-        "working_files":        (0.32, 0.10, 0.60, 1),
-        "retrieval":            (0.25, 0.05, 0.50, 2),
-        "codebase_map":         (0.13, 0.00, 0.30, 5),
-        "project_docs":         (0.08, 0.00, 0.15, 4),
+        "working_files":        (0.28, 0.10, 0.45, 1),
+        "retrieval":            (0.30, 0.05, 0.60, 2),
+        "codebase_map":         (0.17, 0.00, 0.50, 5),
+        "project_docs":         (0.05, 0.00, 0.10, 4),
         "conversation_history": (0.12, 0.00, 0.40, 3),
-        "artifacts":            (0.05, 0.00, 0.25, 6),
-        "library_docs":         (0.05, 0.00, 0.30, 7),
+        "artifacts":            (0.04, 0.00, 0.25, 6),
+        "library_docs":         (0.04, 0.00, 0.30, 7),
     })
     knowledge = _policy_table({
         "working_files":        (0.22, 0.05, 0.50, 2),

@@ -296,15 +296,12 @@ class Engine:
             warnings.extend(f"conversation: {n}" for n in windowed.notes)
 
         graph_rank = self.graph.rank({w.entry.abs_path: w.salience for w in ctx.working}, ctx.mentioned,
-                                     definition_files=codebase_map.MAX_MAP_FILES)
+                                     definition_files=0)
         ranked = retrieval.retrieve(ctx, graph_rank.scores if ctx.working or ctx.mentioned else None)
-        definitions: dict[str, dict[str, float]] = {}
-        for d in graph_rank.definitions:
-            definitions.setdefault(d.abs_path, {})[d.qualname] = d.score
         offers = {
             "working_files": working_files.offer(ctx),
             "retrieval": retrieval.offer(ctx, ranked),
-            "codebase_map": codebase_map.offer(ctx, {f.abs_path: f.score for f in graph_rank.files}, definitions),
+            "codebase_map": codebase_map.offer(ctx, graph_rank),
             "project_docs": project_docs.offer(ctx),
             "artifacts": artifacts_contributor.offer(request.artifacts, config.artifacts_budget, counter),
             "library_docs": library_docs.offer(self.library_docs, request.docs, agent.docs_cap, warnings)

@@ -202,9 +202,9 @@ def _fill(state: _State, taken: dict[str, str], pricer: _Pricer, decisions: dict
         if c.path in taken:
             continue
         room = budget - state.used
-        if room <= 0:
+        if room < MIN_CUT_SECTION_TOKENS:
             break
-        p = _best_fit(c, room, pricer) or (_cut_fit(c, room, pricer) if not state.placed else None)
+        p = _best_fit(c, room, pricer) or _cut_fit(c, room, pricer)
         if p is not None:
             place(p)
     placed_ids = {p.candidate.id for p in state.placed}
@@ -290,10 +290,14 @@ def assemble(
             donors.add(name)
             reallocations.append(f"{name} donated {gift} unused tokens (used {s.used}/{s.allocation})")
             s.allocation = s.used
-    for name in order:
+    # Busy recipients first (DESIGN); then, so budget is not left idle, anyone who still has
+    # candidates that did not fit.
+    busy = [n for n in order if n not in donors and states[n].allocation
+            and states[n].used > SURPLUS_RECIPIENT_MIN_USE * states[n].allocation]
+    hungry = [n for n in order if n not in donors and n not in busy and _has_unplaced(states[n])]
+    for name in [*busy, *hungry]:
         s = states[name]
-        busy = s.allocation and s.used > SURPLUS_RECIPIENT_MIN_USE * s.allocation
-        if pool <= 0 or name in reserved or name in donors or not busy:
+        if pool <= 0 or name in reserved:
             continue
         room = _allocate(available, 1.0, 0.0, policy.contributors[name].max_pct) - s.allocation
         gift = min(room, pool)
@@ -334,6 +338,11 @@ def assemble(
     ]
     return Outcome(sections, text, total, contributions, condensations, fired, reallocations, skipped,
                    list(decisions.values()))
+
+
+def _has_unplaced(state: _State) -> bool:
+    placed = {p.candidate.id for p in state.placed}
+    return any(c.id not in placed for c in state.offer.candidates)
 
 
 def _normalise(shares: dict[str, float]) -> None:

@@ -14,14 +14,16 @@ from typing import Mapping
 from ctx_lsp.assembly.candidate import Candidate, memoised
 from ctx_lsp.assembly.orchestrator import Offer
 from ctx_lsp.code.outline import Symbol, Tier
-from ctx_lsp.code.tiers import GUTTER, INDENT, Rendering
+from ctx_lsp.code.tiers import GUTTER, INDENT, Rendering, render
+from ctx_lsp.index.graph import RankResult
 from ctx_lsp.contributors.base import AssemblyContext
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.tokens import cut_to_tokens
 
 NAME = "codebase_map"
-MAX_MAP_FILES = 60
-"""Files offered to the map; at ~60–120 tokens each this covers a 32K bundle's share."""
+MAX_MAP_FILES = 200
+"""Files offered to the map (the graph lists its best 200): skeletons of ~60–120 tokens
+each, so a large budget can map most of a mid-sized repository."""
 DEFS_PER_FILE = 8
 """Definitions shown per file: the map says where things are, outlines say what they are."""
 MIN_FILE_SCORE = 0.01
@@ -50,27 +52,33 @@ def render_skeleton(
                      len(symbols) > len(chosen), ())
 
 
-def offer(ctx: AssemblyContext, file_scores: Mapping[str, float],
-          definition_scores: Mapping[str, Mapping[str, float]]) -> Offer:
-    """`file_scores`: abs path → [0, 1]; `definition_scores`: abs path → qualname → score."""
+def offer(ctx: AssemblyContext, rank: RankResult) -> Offer:
+    """Files by personalised graph rank; definitions are ranked only for files rendered."""
     candidates = []
-    ranked = sorted(file_scores.items(), key=lambda kv: (-kv[1], kv[0]))
     working = ctx.working_paths
-    for abs_path, score in ranked:
-        if len(candidates) >= MAX_MAP_FILES or score < MIN_FILE_SCORE:
+    graph = ctx.graph
+    for f in rank.files:
+        if len(candidates) >= MAX_MAP_FILES or f.score < MIN_FILE_SCORE:
             break
-        entry = ctx.workspace.files.get(abs_path)
-        if entry is None or abs_path in working or not entry.symbols:
+        entry = ctx.workspace.files.get(f.abs_path)
+        if entry is None or f.abs_path in working:
             continue
-        defs = definition_scores.get(abs_path, {})
-        top = sorted(defs, key=lambda q: -defs[q])[:3]
-        reason = f"graph rank {score:.2f}" + (f"; most referenced: {', '.join(top)}" if top else "")
+        mentioned = rank.mentioned_in.get(f.abs_path, ())
+        reason = f"graph rank {f.score:.2f}" + (f"; defines {', '.join(mentioned[:3])}" if mentioned else "")
 
-        def rendering(tier: Tier, cap: int, entry: IndexedFile = entry, defs: Mapping[str, float] = defs) -> Rendering:
+        def rendering(tier: Tier, cap: int, entry: IndexedFile = entry) -> Rendering:
+            if tier >= Tier.FOCUSED or not entry.symbols:  # symbol-less files: imports and constants
+                text, current = ctx.workspace.read_text(entry)
+                full = render(current.path, text, current.outline, Tier.OUTLINE, ctx.counter, cap_tokens=cap)
+                return Rendering(tier, full.content, full.tokens, full.start_line, full.end_line,
+                                 full.truncated, ())
+            defs = {}
+            if graph is not None:
+                defs = {d.qualname: d.score for d in graph.rank_definitions(rank, [entry.abs_path], DEFS_PER_FILE)}
             return render_skeleton(entry, defs, DEFS_PER_FILE, ctx, cap)
 
         candidates.append(Candidate(
-            id=f"{NAME}:{entry.path}", contributor=NAME, path=entry.path, uri=Path(abs_path).as_uri(),
-            salience=score, reason=reason, tier=Tier.OUTLINE, render=memoised(rendering),
+            id=f"{NAME}:{entry.path}", contributor=NAME, path=entry.path, uri=Path(f.abs_path).as_uri(),
+            salience=f.score, reason=reason, tier=Tier.FOCUSED, render=memoised(rendering),
         ))
     return Offer(NAME, candidates, strategy="breadth")
