@@ -29,7 +29,7 @@ from ctx_lsp.contributors.library_docs import DocsRequest
 from ctx_lsp.docs.library import DocsResult, LibraryDocs, LibraryMatch
 from ctx_lsp.history.windowing import WindowResult, window_messages
 from ctx_lsp.index.store import ensure_cache_dir
-from ctx_lsp.contributors.base import AssemblyContext
+from ctx_lsp.contributors.base import AssemblyContext, RenderCache
 from ctx_lsp.code.outline import Tier
 from ctx_lsp.code.tiers import render
 from ctx_lsp.config import LoadedConfig, WindowTypeConfig, load
@@ -158,6 +158,7 @@ class Engine:
         self.watcher: Watcher | None = None
         self.last_snapshot: Snapshot | None = None
         self.last_explanation: Explanation | None = None
+        self.renders = RenderCache()
         self._library_docs: LibraryDocs | None = None
         self._docs_lock = threading.Lock()
         self.graph = ReferenceGraph()
@@ -275,7 +276,7 @@ class Engine:
             workspace=self.workspace, search=self.search_index, counter=counter, query=request.query,
             tier=Tier(min(request.tier or agent.tier, max_tier)), max_tier=max_tier,
             focus_path=self._abs(request.focus.path) if request.focus else None,
-            graph=self.graph, mentioned=frozenset(identifiers(request.query)),
+            graph=self.graph, mentioned=frozenset(identifiers(request.query)), renders=self.renders,
         )
         focus = (request.focus.path, request.focus.line + 1) if request.focus else None
         ctx.working = working_files.resolve_working_files(ctx, focus, request.open, warnings)

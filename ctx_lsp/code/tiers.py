@@ -97,7 +97,14 @@ def render(
         if not rows:  # a script of bare statements: no outline to show, so like text
             return _whole_or_nothing(text, outline, tier, counter, cap)
     if tier == Tier.FOCUSED and focus:
-        rows = _focus(rows, outline, lines, focus)
+        # Over the cap, shed the later (less relevant) bodies before folding the outline:
+        # every signature of the file tells an agent more than a third focused body.
+        wanted = list(focus)
+        while True:
+            result = _fit(_focus(rows, outline, lines, wanted), outline, tier, counter, cap)
+            if not result.truncated or len(wanted) <= 1:
+                return result
+            wanted = wanted[: len(wanted) // 2]
     return _fit(rows, outline, tier, counter, cap)
 
 

@@ -7,6 +7,8 @@ fits: the orchestrator does, so budgets are enforced in one place.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Collection
@@ -21,6 +23,28 @@ from ctx_lsp.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from ctx_lsp.index.graph import ReferenceGraph
+
+
+class RenderCache:
+    """A bounded LRU of renderings, shared by requests (renders are the bulk of a bundle's cost)."""
+
+    def __init__(self, max_items: int = 8192):
+        self.max_items = max_items
+        self._items: OrderedDict[tuple, Rendering] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> Rendering | None:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is not None:
+                self._items.move_to_end(key)
+            return hit
+
+    def put(self, key: tuple, value: Rendering) -> None:
+        with self._lock:
+            self._items[key] = value
+            if len(self._items) > self.max_items:
+                self._items.popitem(last=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +67,7 @@ class AssemblyContext:
     focus_path: str | None = None  # abs path of the file under the cursor
     graph: ReferenceGraph | None = None
     mentioned: frozenset[str] = frozenset()  # identifiers named in the query
+    renders: RenderCache = field(default_factory=RenderCache)
 
     @property
     def working_paths(self) -> set[str]:
@@ -62,8 +87,16 @@ def file_candidate(
     workspace, counter, focus = ctx.workspace, ctx.counter, tuple(focus)
 
     def rendering(t: Tier, cap: int) -> Rendering:
-        text, current = workspace.read_text(entry)
-        return render(current.path, text, current.outline, t, counter, focus=focus, cap_tokens=cap)
+        # Outlines do not depend on the request: tier 1 is shared across requests while
+        # the file is unchanged (the key holds its content hash and buffer version).
+        key = (entry.abs_path, entry.hash, entry.overlay_version, int(t), cap, focus if t == Tier.FOCUSED else ())
+        hit = ctx.renders.get(key)
+        if hit is None:
+            text, current = workspace.read_text(entry)
+            hit = render(current.path, text, current.outline, t, counter, focus=focus, cap_tokens=cap)
+            if current is entry:
+                ctx.renders.put(key, hit)
+        return hit
 
     return Candidate(
         id=f"{contributor}:{entry.path}",

@@ -21,8 +21,12 @@ INSTRUCTION_FILES = ("PENGUIN.md", "AGENTS.md", "CLAUDE.md")
 FALLBACK_FILE = "README.md"
 
 
+_NAMES = (*INSTRUCTION_FILES, FALLBACK_FILE)
+
+
 def _lookup(ctx: AssemblyContext) -> dict[str, IndexedFile]:
-    return {f.path: f for f in ctx.workspace.files.values() if posixpath.basename(f.path) in (*INSTRUCTION_FILES, FALLBACK_FILE)}
+    return {f.path: f for f in ctx.workspace.files.values() if f.path.endswith(_NAMES)
+            and posixpath.basename(f.path) in _NAMES}
 
 
 def _levels(start_dir: str) -> list[str]:

@@ -14,7 +14,6 @@ from typing import Sequence
 
 from ctx_lsp.assembly.orchestrator import Offer
 from ctx_lsp.code.outline import Outline, Tier
-from ctx_lsp.code.tiers import TIER_CAP_TOKENS
 from ctx_lsp.contributors.base import AssemblyContext, WorkingFile, file_candidate
 from ctx_lsp.errors import CtxError
 from ctx_lsp.index.files import IndexedFile, decode
@@ -30,6 +29,9 @@ RECENT_EDIT_HALF_LIFE_S = 600.0
 MAX_CALL_NEIGHBOURS = 6
 """Callers/callees of the cursor symbol shown in full: more turns focus into a dump."""
 MAX_DIFF_LINES = 20_000
+SMALL_FILE_TOKENS = 1500
+"""A working file with no cursor or edits is shown whole only when this small; a larger
+one is outlined (its signatures), leaving room for what the task touches elsewhere."""
 """Beyond this a buffer-vs-disk diff costs more than it tells; skip edit detection."""
 
 
@@ -118,7 +120,7 @@ def offer(ctx: AssemblyContext) -> Offer:
     for w in ctx.working:
         tier = ctx.tier
         focus = w.focus_symbols
-        if not focus and w.entry.tokens <= TIER_CAP_TOKENS[Tier.FOCUSED]:
+        if not focus and w.entry.tokens <= SMALL_FILE_TOKENS:
             tier = ctx.max_tier if ctx.tier >= Tier.FOCUSED else ctx.tier  # small enough: whole file
         candidates.append(file_candidate(ctx, w.entry, NAME, w.salience, w.reason, tier, focus))
     candidates.sort(key=lambda c: (-c.salience, c.path))
