@@ -268,6 +268,7 @@ class Workspace:
                 if i % BATCH_FILES == 0:
                     on_done(i)
             return results
+        counter_for(encoding)  # load once here: forked workers inherit it instead of each loading it
         batches = [jobs[i : i + BATCH_FILES] for i in range(0, len(jobs), BATCH_FILES)]
         results = []
         with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
