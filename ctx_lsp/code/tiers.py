@@ -93,7 +93,7 @@ def render(
     if outline.language == "markdown":
         rows = _markdown_rows(outline)
     else:
-        rows = _python_rows(outline, lines)
+        rows = _python_rows(outline, lines, keep=focus)
         if not rows:  # a script of bare statements: no outline to show, so like text
             return _whole_or_nothing(text, outline, tier, counter, cap)
     if tier == Tier.FOCUSED and focus:
@@ -221,7 +221,8 @@ def _symbol_rows(symbol: Symbol, lines: Sequence[str], member: bool) -> list[_Ro
     return rows
 
 
-def _python_rows(outline: Outline, lines: Sequence[str]) -> list[_Row]:
+def _python_rows(outline: Outline, lines: Sequence[str], keep: Collection[str] = ()) -> list[_Row]:
+    """`keep`: qualnames never folded away (the symbols a request is about)."""
     rows: list[_Row] = []
     if outline.docstring:
         rows.append(_Row(_module_doc_line(lines), f'"""{_cut_doc(outline.docstring)}"""'))
@@ -232,7 +233,7 @@ def _python_rows(outline: Outline, lines: Sequence[str]) -> list[_Row]:
     if lines:
         for symbol, visible in zip(outline.symbols, _visible(outline.symbols)):
             if visible:
-                rows.extend(_symbol_rows(symbol, lines, member=symbol.depth > 0))
+                rows.extend(_symbol_rows(symbol, lines, member=symbol.depth > 0 and symbol.qualname not in keep))
     rows.sort(key=lambda row: row.line)  # stable: a symbol's rows keep their order
     return rows
 

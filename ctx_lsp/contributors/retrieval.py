@@ -27,7 +27,7 @@ TEST_FILE_FACTOR = 0.5
 """Tests match task words as well as the code they test; unless asked for, prefer the code."""
 GRAPH_BLEND = 0.35
 """Share of a file's salience that comes from its personalised graph rank."""
-FOCUS_SYMBOLS = 5
+FOCUS_SYMBOLS = 10
 
 
 @dataclass(frozen=True, slots=True)
