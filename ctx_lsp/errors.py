@@ -46,3 +46,20 @@ class ConfigError(CtxError):
     def __init__(self, key: str, problem: str) -> None:
         super().__init__(f"{key}: {problem}")
         self.key = key
+
+
+def json_type(value: object) -> str:
+    """JSON's name for a value's type: an agent sent JSON and thinks in JSON types."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from ctx_lsp.errors import InvalidParam
+from ctx_lsp.errors import InvalidParam, json_type
 from ctx_lsp.tokens import TokenCounter
 
 DEFAULT_ARTIFACT_ORDER = ("spec", "user_stories", "architecture", "api_design")
@@ -125,7 +125,7 @@ def validate_artifacts(value: Any) -> list[tuple[str, str]]:
     if not isinstance(value, (list, tuple)):
         raise InvalidParam(
             "artifacts",
-            f"expected an array, got {_json_type(value)}",
+            f"expected an array, got {json_type(value)}",
             'send [{"key": "spec", "content": "…"}, …]',
         )
     out: list[tuple[str, str]] = []
@@ -135,7 +135,7 @@ def validate_artifacts(value: Any) -> list[tuple[str, str]]:
         if not isinstance(item, Mapping):
             raise InvalidParam(
                 path,
-                f"expected an object, got {_json_type(item)}",
+                f"expected an object, got {json_type(item)}",
                 'send {"key": "spec", "content": "…"}',
             )
         for field in item:
@@ -148,7 +148,7 @@ def validate_artifacts(value: Any) -> list[tuple[str, str]]:
             problem = (
                 "is required"
                 if key in (None, "")
-                else f"expected a non-empty string, got {_json_type(key)}"
+                else f"expected a non-empty string, got {json_type(key)}"
             )
             raise InvalidParam(
                 f"{path}.key", problem, "name the artifact, e.g. 'spec' or 'architecture'"
@@ -167,27 +167,11 @@ def validate_artifacts(value: Any) -> list[tuple[str, str]]:
             problem = (
                 "is required"
                 if content is None
-                else f"expected a string, got {_json_type(content)}"
+                else f"expected a string, got {json_type(content)}"
             )
             raise InvalidParam(f"{path}.content", problem, "send the artifact's text as a string")
         out.append((key, content))
     return out
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
 
 
 # --- rendering ---------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctx_lsp.errors import CtxError, InvalidParam
+from ctx_lsp.errors import CtxError, InvalidParam, json_type
 from ctx_lsp.tokens import TokenCounter, cut_to_tokens, line_count
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -164,7 +164,7 @@ def validate_messages(messages: Any) -> list[dict[str, Any]]:
     if not _is_array(messages):
         raise InvalidParam(
             "messages",
-            f"expected an array of message objects, got {_json_type(messages)}",
+            f"expected an array of message objects, got {json_type(messages)}",
             'send [{"role": "user", "content": "…"}, …]',
         )
     return [_validate_message(message, f"messages[{i}]") for i, message in enumerate(messages)]
@@ -174,7 +174,7 @@ def _validate_message(message: Any, path: str) -> dict[str, Any]:
     if not _is_object(message):
         raise InvalidParam(
             path,
-            f"expected a message object, got {_json_type(message)}",
+            f"expected a message object, got {json_type(message)}",
             'send {"role": "user", "content": "…"}',
         )
     role = message.get("role")
@@ -191,7 +191,7 @@ def _validate_message(message: Any, path: str) -> dict[str, Any]:
         if value is not None and not isinstance(value, str):
             raise InvalidParam(
                 f"{path}.{key}",
-                f"expected a string, got {_json_type(value)}",
+                f"expected a string, got {json_type(value)}",
                 f"send {key} as a string",
             )
     if role == "tool" and not message.get("tool_call_id"):
@@ -211,7 +211,7 @@ def _validate_message(message: Any, path: str) -> dict[str, Any]:
         if not _is_array(calls):
             raise InvalidParam(
                 f"{path}.tool_calls",
-                f"expected an array of tool calls, got {_json_type(calls)}",
+                f"expected an array of tool calls, got {json_type(calls)}",
                 f"send [{TOOL_CALL_EXAMPLE}]",
             )
         for j, call in enumerate(calls):
@@ -225,20 +225,20 @@ def _validate_content(content: Any, path: str) -> None:
     if not _is_array(content):
         raise InvalidParam(
             path,
-            f"expected a string, null or an array of content parts, got {_json_type(content)}",
+            f"expected a string, null or an array of content parts, got {json_type(content)}",
             'send the text as a string, or parts like [{"type": "text", "text": "…"}]',
         )
     for k, part in enumerate(content):
         if not _is_object(part):
             raise InvalidParam(
                 f"{path}[{k}]",
-                f"expected a content part object, got {_json_type(part)}",
+                f"expected a content part object, got {json_type(part)}",
                 'send {"type": "text", "text": "…"}',
             )
         if part.get("type") == "text" and not isinstance(part.get("text"), str):
             raise InvalidParam(
                 f"{path}[{k}].text",
-                f"expected a string, got {_json_type(part.get('text'))}",
+                f"expected a string, got {json_type(part.get('text'))}",
                 "send the text of a text part as a string",
             )
 
@@ -247,14 +247,14 @@ def _validate_tool_call(call: Any, path: str) -> None:
     example = TOOL_CALL_EXAMPLE
     if not _is_object(call):
         raise InvalidParam(
-            path, f"expected a tool call object, got {_json_type(call)}", f"send {example}"
+            path, f"expected a tool call object, got {json_type(call)}", f"send {example}"
         )
     call_id = call.get("id")
     if not isinstance(call_id, str) or not call_id:
         problem = (
             "is required"
             if call_id in (None, "")
-            else f"expected a string, got {_json_type(call_id)}"
+            else f"expected a string, got {json_type(call_id)}"
         )
         raise InvalidParam(
             f"{path}.id", problem, "send the id the tool result's tool_call_id refers to"
@@ -262,23 +262,23 @@ def _validate_tool_call(call: Any, path: str) -> None:
     kind = call.get("type")
     if kind is not None and not isinstance(kind, str):
         raise InvalidParam(
-            f"{path}.type", f"expected a string, got {_json_type(kind)}", 'send "function"'
+            f"{path}.type", f"expected a string, got {json_type(kind)}", 'send "function"'
         )
     function = call.get("function")
     if not _is_object(function):
         problem = (
-            "is required" if function is None else f"expected an object, got {_json_type(function)}"
+            "is required" if function is None else f"expected an object, got {json_type(function)}"
         )
         raise InvalidParam(f"{path}.function", problem, 'send {"name": "…", "arguments": "{}"}')
     name = function.get("name")
     if not isinstance(name, str):
-        problem = "is required" if name is None else f"expected a string, got {_json_type(name)}"
+        problem = "is required" if name is None else f"expected a string, got {json_type(name)}"
         raise InvalidParam(f"{path}.function.name", problem, "send the tool's name as a string")
     arguments = function.get("arguments")
     if arguments is not None and not isinstance(arguments, (str, Mapping)):
         raise InvalidParam(
             f"{path}.function.arguments",
-            f"expected a JSON string or an object, got {_json_type(arguments)}",
+            f"expected a JSON string or an object, got {json_type(arguments)}",
             'send the arguments as a JSON string, e.g. "{\\"path\\": \\"a.py\\"}"',
         )
 
@@ -291,23 +291,6 @@ def _is_object(value: Any) -> bool:
 
 def _is_array(value: Any) -> bool:
     return type(value) is list or isinstance(value, tuple)
-
-
-def _json_type(value: Any) -> str:
-    """JSON's name for a value's type: an agent sent JSON and thinks in JSON types."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
 
 
 # --- cost --------------------------------------------------------------------------------
@@ -473,7 +456,7 @@ def window_messages(
     if summary is not None and not isinstance(summary, str):
         raise InvalidParam(
             "summary",
-            f"expected a string, got {_json_type(summary)}",
+            f"expected a string, got {json_type(summary)}",
             "send the rolling summary as text",
         )
     msgs = validate_messages(messages)
@@ -624,7 +607,7 @@ def _unanswered_notes(convo: Conversation, kept: set[int]) -> list[str]:
 def _check_int(field: str, value: Any, *, lo: int, example: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidParam(
-            field, f"expected a whole number, got {_json_type(value)}", f"pass e.g. {example}"
+            field, f"expected a whole number, got {json_type(value)}", f"pass e.g. {example}"
         )
     if value < lo:
         raise InvalidParam(field, f"{value} is below the minimum {lo}", f"pass e.g. {example}")

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Collection, Iterable, Iterator, Mapping, Sequence
 
 from ctx_lsp.code.outline import Outline
+from ctx_lsp.index.changes import ChangeQueue
 from ctx_lsp.index.files import IndexedFile
 
 __all__ = [
@@ -473,8 +474,7 @@ class ReferenceGraph:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pending_lock = threading.Lock()
-        self._pending: dict[str, IndexedFile | None] = {}
+        self._changes = ChangeQueue()
         self._facts: dict[str, FileFacts] = {}
         # names: files defining them, files using them (with counts), and what a use weighs
         self._definers: dict[str, tuple[str, ...]] = {}  # tuples: most names have one definer
@@ -515,15 +515,10 @@ class ReferenceGraph:
         Queuing keeps a full index pass cheap: the graph of thousands of files is built
         once, when first needed, not on the thread that reports the index ready.
         """
-        with self._pending_lock:
-            for abs_path in removed:
-                self._pending[abs_path] = None
-            for entry in updated:
-                self._pending[entry.abs_path] = entry
+        self._changes.add(removed, updated)
 
     def catch_up(self) -> None:
-        with self._pending_lock:
-            pending, self._pending = self._pending, {}
+        pending = self._changes.drain()
         if not pending:
             return
         with self._lock:

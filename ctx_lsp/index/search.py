@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ctx_lsp.code.outline import Symbol
+from ctx_lsp.index.changes import ChangeQueue
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.terms import count_terms, query_terms, terms
 
@@ -62,8 +63,7 @@ class SearchIndex:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pending_lock = threading.Lock()
-        self._pending: dict[str, IndexedFile | None] = {}
+        self._changes = ChangeQueue()
         self._postings: dict[str, dict[int, int]] = {}
         self._docs: dict[int, _Doc] = {}
         self._doc_terms: dict[int, tuple[str, ...]] = {}
@@ -82,15 +82,10 @@ class SearchIndex:
         Queuing keeps a full index pass cheap: postings for thousands of files are built
         once, when first needed, not on the thread that reports the index as ready.
         """
-        with self._pending_lock:
-            for abs_path in removed:
-                self._pending[abs_path] = None
-            for entry in updated:
-                self._pending[entry.abs_path] = entry
+        self._changes.add(removed, updated)
 
     def catch_up(self) -> None:
-        with self._pending_lock:
-            pending, self._pending = self._pending, {}
+        pending = self._changes.drain()
         if not pending:
             return
         with self._lock:

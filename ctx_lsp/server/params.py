@@ -21,7 +21,7 @@ from ctx_lsp.assembly.render import FORMATS
 from ctx_lsp.contributors.library_docs import DocsRequest
 from ctx_lsp.engine import BundleRequest, Focus, WindowRequest
 from ctx_lsp.history import validate_artifacts, validate_messages
-from ctx_lsp.errors import InvalidParam
+from ctx_lsp.errors import InvalidParam, json_type
 
 MAX_BUDGET_TOKENS = 2_000_000
 """Larger than any model's context window: a bigger number is a mistake, not a request."""
@@ -61,7 +61,7 @@ def get_str(params: Mapping[str, Any], key: str, *, default: str | None = None, 
             raise InvalidParam(f"{prefix}{key}", "is required", f"pass {key} as a string")
         return default
     if not isinstance(value, str):
-        raise InvalidParam(f"{prefix}{key}", f"expected a string, got {_json_type(value)}", f"pass {key} as a string")
+        raise InvalidParam(f"{prefix}{key}", f"expected a string, got {json_type(value)}", f"pass {key} as a string")
     return value
 
 
@@ -75,7 +75,7 @@ def get_int(params: Mapping[str, Any], key: str, *, lo: int, hi: int, default: i
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise InvalidParam(f"{prefix}{key}", f"expected an integer, got {_json_type(value)} {value!r}",
+            raise InvalidParam(f"{prefix}{key}", f"expected an integer, got {json_type(value)} {value!r}",
                                f"pass a whole number between {lo} and {hi}, e.g. {eg}")
     if not lo <= value <= hi:
         raise InvalidParam(f"{prefix}{key}", f"{value} is out of range", f"pass a whole number between {lo} and {hi}, e.g. {eg}")
@@ -85,7 +85,7 @@ def get_int(params: Mapping[str, Any], key: str, *, lo: int, hi: int, default: i
 def uri_to_path(uri: Any, field: str) -> Path:
     """A `file://` URI (or, for CLI convenience, an absolute path) → a local path."""
     if not isinstance(uri, str) or not uri:
-        raise InvalidParam(field, f"expected a file URI string, got {_json_type(uri)}",
+        raise InvalidParam(field, f"expected a file URI string, got {json_type(uri)}",
                            "pass a URI like 'file:///path/to/workspace/module.py'")
     if uri.startswith("/"):
         return Path(uri)
@@ -123,7 +123,7 @@ def parse_search(params: Any) -> tuple[str, int]:
 
 def parse_focus(value: Any) -> Focus:
     if not isinstance(value, Mapping):
-        raise InvalidParam("focus", f"expected an object, got {_json_type(value)}",
+        raise InvalidParam("focus", f"expected an object, got {json_type(value)}",
                            "pass {uri, position: {line, character}}")
     check_keys(value, frozenset({"uri", "position"}), "focus.")
     if "uri" not in value:
@@ -131,7 +131,7 @@ def parse_focus(value: Any) -> Focus:
     path = uri_to_path(value["uri"], "focus.uri")
     position = value.get("position") or {}
     if not isinstance(position, Mapping):
-        raise InvalidParam("focus.position", f"expected an object, got {_json_type(position)}",
+        raise InvalidParam("focus.position", f"expected an object, got {json_type(position)}",
                            "pass {line, character}, both 0-based")
     check_keys(position, frozenset({"line", "character"}), "focus.position.")
     line = get_int(position, "line", lo=0, hi=10_000_000, default=0, example=42, prefix="focus.position.")
@@ -144,7 +144,7 @@ def parse_bundle(params: Any) -> BundleRequest:
     check_keys(p, BUNDLE_KEYS)
     open_value = p.get("open") or []
     if not isinstance(open_value, list):
-        raise InvalidParam("open", f"expected a list of file URIs, got {_json_type(open_value)}",
+        raise InvalidParam("open", f"expected a list of file URIs, got {json_type(open_value)}",
                            "pass open: ['file:///ws/a.py', ...]")
     opened = tuple(str(uri_to_path(u, f"open[{i}]")) for i, u in enumerate(open_value))
     fmt = get_str(p, "format", default="markdown")
@@ -176,12 +176,12 @@ def parse_docs_list(value: Any) -> tuple[DocsRequest, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise InvalidParam("docs", f"expected a list, got {_json_type(value)}",
+        raise InvalidParam("docs", f"expected a list, got {json_type(value)}",
                            "pass docs: [{library: 'pygls', topic: 'custom requests'}]")
     out = []
     for i, item in enumerate(value):
         if not isinstance(item, Mapping):
-            raise InvalidParam(f"docs[{i}]", f"expected an object, got {_json_type(item)}", "pass {library, topic}")
+            raise InvalidParam(f"docs[{i}]", f"expected an object, got {json_type(item)}", "pass {library, topic}")
         check_keys(item, frozenset({"library", "topic"}), f"docs[{i}].")
         library = get_str(item, "library", required=True, prefix=f"docs[{i}].")
         out.append(DocsRequest(library or "", get_str(item, "topic", prefix=f"docs[{i}].")))
@@ -230,19 +230,3 @@ def _utilization(p: Mapping[str, Any]) -> str | None:
         raise InvalidParam("utilization", "cannot be combined with budget",
                            "pass either budget (tokens) or model with utilization")
     return value
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "an array"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
