@@ -227,6 +227,14 @@ async def test_edited_working_file_ranks_first_and_explain(client: LanguageClien
     assert all(row["reason"] and row["outcome"] for row in why["candidates"])
 
 
+async def test_reindex_reparses_everything(client: LanguageClient) -> None:
+    """Ensure that ctx.reindex re-parses every file (bypassing the cache) with progress."""
+    await wait_until_indexed(client)
+    report = await client.workspace_execute_command_async(t.ExecuteCommandParams(command="ctx.reindex"))
+    assert report["last_index"]["parsed"] == 4 and report["last_index"]["reused"] == 0
+    assert not report["indexing"] and report["files_indexed"] == 4
+
+
 async def test_shutdown_and_exit_cleanly(client: LanguageClient) -> None:
     """Ensure that shutdown then exit ends the server process with return code 0."""
     await wait_until_indexed(client)
