@@ -67,14 +67,16 @@ def offer(ctx: AssemblyContext, rank: RankResult) -> Offer:
         reason = f"graph rank {f.score:.2f}" + (f"; defines {', '.join(mentioned[:3])}" if mentioned else "")
 
         def rendering(tier: Tier, cap: int, entry: IndexedFile = entry) -> Rendering:
+            defs = {}
+            if graph is not None and entry.symbols:
+                defs = {d.qualname: d.score for d in graph.rank_definitions(rank, [entry.abs_path], DEFS_PER_FILE)}
             if tier >= Tier.FOCUSED or not entry.symbols:  # symbol-less files: imports and constants
+                # The full outline, whose best-ranked definitions are never folded away.
                 text, current = ctx.workspace.read_text(entry)
-                full = render(current.path, text, current.outline, Tier.OUTLINE, ctx.counter, cap_tokens=cap)
+                full = render(current.path, text, current.outline, Tier.OUTLINE, ctx.counter, cap_tokens=cap,
+                              focus=tuple(defs))
                 return Rendering(tier, full.content, full.tokens, full.start_line, full.end_line,
                                  full.truncated, ())
-            defs = {}
-            if graph is not None:
-                defs = {d.qualname: d.score for d in graph.rank_definitions(rank, [entry.abs_path], DEFS_PER_FILE)}
             return render_skeleton(entry, defs, DEFS_PER_FILE, ctx, cap)
 
         candidates.append(Candidate(
