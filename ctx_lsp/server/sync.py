@@ -48,14 +48,17 @@ def _settings(payload: Any) -> Mapping[str, Any] | None:
     return payload
 
 
-async def _sync_document(ls: CtxServer, uri: str, *, edited: bool) -> None:
+def _sync_document(ls: CtxServer, uri: str, *, edited: bool) -> None:
+    """Runs on the event loop, not in a thread: a request that follows an edit must see it,
+    and pygls handles messages in order only up to the first await. Re-outlining one
+    buffer takes milliseconds."""
     engine = ls.engine
     if engine is None:
         return
     try:
         path = ls.path_of(uri)
         doc = ls.workspace.get_text_document(uri)
-        await asyncio.to_thread(engine.open_document, path, doc.source, doc.version or 0, edited)
+        engine.open_document(path, doc.source, doc.version or 0, edited)
     except CtxError as err:
         log.info("not tracking %s: %s", uri, err)
 
@@ -82,24 +85,24 @@ def register(server: CtxServer) -> None:
             ls.engine.close()
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    async def did_open(ls: CtxServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        await _sync_document(ls, params.text_document.uri, edited=False)
+    def did_open(ls: CtxServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        _sync_document(ls, params.text_document.uri, edited=False)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    async def did_change(ls: CtxServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        await _sync_document(ls, params.text_document.uri, edited=True)
+    def did_change(ls: CtxServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        _sync_document(ls, params.text_document.uri, edited=True)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-    async def did_save(ls: CtxServer, params: lsp.DidSaveTextDocumentParams) -> None:
-        await _sync_document(ls, params.text_document.uri, edited=False)
+    def did_save(ls: CtxServer, params: lsp.DidSaveTextDocumentParams) -> None:
+        _sync_document(ls, params.text_document.uri, edited=False)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    async def did_close(ls: CtxServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    def did_close(ls: CtxServer, params: lsp.DidCloseTextDocumentParams) -> None:
         engine = ls.engine
         if engine is None:
             return
         try:
-            await asyncio.to_thread(engine.close_document, ls.path_of(params.text_document.uri))
+            engine.close_document(ls.path_of(params.text_document.uri))
         except CtxError as err:
             log.info("close of untracked %s: %s", params.text_document.uri, err)
 
