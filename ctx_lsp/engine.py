@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -34,7 +34,6 @@ from ctx_lsp.code.outline import Tier
 from ctx_lsp.code.tiers import render
 from ctx_lsp.config import LoadedConfig, WindowTypeConfig, load
 from ctx_lsp.errors import CtxError, InvalidParam
-from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.scan import IgnoreRules
 from ctx_lsp.index.graph import ReferenceGraph
 from ctx_lsp.index.search import SearchHit, SearchIndex

@@ -183,8 +183,9 @@ _ESCAPED_NEWLINE = re.compile(r"\\\r?\n")
 _BROKEN_AFTER_OPEN = re.compile(r"([(\[{])[ \t]*\r?\n\s*")
 _BROKEN_BEFORE_CLOSE = re.compile(r",?[ \t]*\r?\n\s*([)\]}])")
 
-def _parser() -> Parser:
-    """A parser for this thread: tree-sitter `Parser` objects are not thread-safe."""
+def python_parser() -> Parser:
+    """A Python parser for this thread: tree-sitter `Parser` objects are not thread-safe.
+    Shared by everything that parses Python (outlines, library docs)."""
     parser = getattr(_thread_state, "parser", None)
     if parser is None:
         parser = _thread_state.parser = Parser(_PY_LANGUAGE)
@@ -518,7 +519,7 @@ def outline_python(source: bytes) -> Outline:
 
 
 def _outline_python(source: bytes) -> Outline:
-    root = _parser().parse(source).root_node
+    root = python_parser().parse(source).root_node
     captures = QueryCursor(_QUERY).captures(root)
     symbols = _symbols(
         source, captures.get("def", []), captures.get("dec", []), captures.get("call", [])

@@ -11,7 +11,6 @@ from __future__ import annotations
 import posixpath
 
 from ctx_lsp.assembly.orchestrator import Offer
-from ctx_lsp.code.outline import Tier
 from ctx_lsp.contributors.base import AssemblyContext, file_candidate
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.terms import query_terms

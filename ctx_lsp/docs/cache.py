@@ -132,6 +132,9 @@ class DocsCache(Generic[T]):
         """Stop using the file: the next lookups are memory-only, never an exception."""
         self.db_error = f"{action}: {err}"
         log.warning("docs cache %s: %s; continuing in memory only", self._db_path, self.db_error)
+        self._close_db()
+
+    def _close_db(self) -> None:
         if self._db is not None:
             try:
                 self._db.close()
@@ -205,9 +208,4 @@ class DocsCache(Generic[T]):
 
     def close(self) -> None:
         with self._lock:
-            if self._db is not None:
-                try:
-                    self._db.close()
-                except sqlite3.Error:
-                    pass
-            self._db = None
+            self._close_db()

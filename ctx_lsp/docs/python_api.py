@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import inspect
 import re
-import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-import tree_sitter_python
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Node
+
+from ctx_lsp.code.outline import python_parser
 
 from ctx_lsp.docs.sections import Block, Draft, Kind, drafts_from_blocks, split_blocks
 
@@ -46,12 +46,6 @@ on BM25's short-section advantage alone."""
 
 PUBLIC_DUNDERS = frozenset({"__init__", "__call__"})
 """Dunder methods that document how a class is used; the others are protocol plumbing."""
-
-_PY_LANGUAGE = Language(tree_sitter_python.language())
-"""Our own handle rather than `ctx_lsp.code.outline`'s private one: the two modules evolve
-separately, and a Language object is cheap."""
-
-_thread_state = threading.local()
 
 _CONSTANT_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _STRING_PREFIX = re.compile(r"^[rRbBuUfF]{0,2}")
@@ -100,14 +94,6 @@ class ModuleApi:
     constants: tuple[Field, ...]
     functions: tuple[Member, ...]
     classes: tuple[ClassApi, ...]
-
-
-def _parser() -> Parser:
-    """A parser for this thread: tree-sitter `Parser` objects are not thread-safe."""
-    parser = getattr(_thread_state, "parser", None)
-    if parser is None:
-        parser = _thread_state.parser = Parser(_PY_LANGUAGE)
-    return parser
 
 
 def _text(node: Node | None) -> str:
@@ -319,7 +305,7 @@ def _class_api(src: bytes, node: Node, decorators: tuple[str, ...]) -> ClassApi:
 def parse_module(source: bytes) -> ModuleApi:
     """The public API of one module's source (syntax errors are tolerated: tree-sitter
     recovers, and what it parsed is still documentation)."""
-    root = _parser().parse(source).root_node
+    root = python_parser().parse(source).root_node
     docstring, doc_line = _docstring(root)
     statements = list(_statements(root))
     exported: tuple[str, ...] | None = None

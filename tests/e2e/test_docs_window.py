@@ -3,7 +3,6 @@ bundle with docs, messages and artifacts together."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import pytest
