@@ -299,8 +299,8 @@ class Engine:
                                      definition_files=0)
         ranked = retrieval.retrieve(ctx, graph_rank.scores if ctx.working or ctx.mentioned else None)
         offers = {
-            "working_files": working_files.offer(ctx),
-            "retrieval": retrieval.offer(ctx, ranked),
+            "working_files": working_files.offer(ctx, retrieval.symbol_matches(ranked)),
+            "retrieval": retrieval.offer(ctx, ranked, graph_rank),
             "codebase_map": codebase_map.offer(ctx, graph_rank),
             "project_docs": project_docs.offer(ctx),
             "artifacts": artifacts_contributor.offer(request.artifacts, config.artifacts_budget, counter),

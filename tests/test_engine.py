@@ -137,3 +137,29 @@ def test_engine_properties(tmp_path_factory, files, query, budget, profile) -> N
     assert len(paths) == len(set(paths))
     assert first.text == second.text
     e.close()
+
+
+def test_pruned_outlines_keep_what_each_request_asks_about(tmp_path: Path) -> None:
+    """Ensure that an outline too big for its cap keeps the symbols the query matches —
+    in a retrieved file and in an open working file — and that a second request about
+    other symbols is not served the first request's outline from the render cache."""
+    body = "".join(f"def helper_{i:03}(value: int, other: str = 'x') -> int:\n    return value\n\n\n"
+                   for i in range(150))
+    write_tree(tmp_path, {
+        "big.py": body + "def frobnicate_widget(widget: int) -> int:\n    return widget\n\n\n"
+                  + "def quux_gadget(gadget: int) -> int:\n    return gadget\n",
+        "other.py": "def unrelated():\n    return 1\n",
+    })
+    engine = Engine([tmp_path])
+    engine.index()
+    try:
+        for query in ("frobnicate the widget", "quux the gadget"):
+            name = "frobnicate_widget" if "frobnicate" in query else "quux_gadget"
+            for open_files in ((), ("big.py",)):
+                result = engine.bundle(BundleRequest(query=query, budget=1500, tier=1, open=open_files))
+                section = next(s for s in result.sections if s.path == "big.py")
+                assert section.contributor == ("working_files" if open_files else "retrieval")
+                assert f"def {name}(" in section.content, (query, open_files)
+                assert "more definitions not shown" in section.content
+    finally:
+        engine.close()

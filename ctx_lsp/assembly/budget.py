@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from ctx_lsp.code.outline import Tier
+from ctx_lsp.code.tiers import TIER_CAP_TOKENS
 from ctx_lsp.errors import InvalidParam
 
 UNKNOWN_MODEL_LIMIT = 128_000
@@ -94,3 +96,23 @@ def plan_budget(
     if utilization is not None:
         raise InvalidParam("utilization", "needs a model", "pass model (e.g. 'gpt-4o') with utilization, or a budget")
     return BudgetPlan(agent_budget, None, 0)
+
+
+OUTLINE_CAP_SHARE = 5
+"""A large budget lets one outline grow to 1/5 of it (and a focused section to 2/5)."""
+MAX_OUTLINE_CAP = 8000
+MAX_FOCUSED_CAP = 10000
+
+
+def tier_caps(budget: int) -> dict[Tier, int]:
+    """Per-section caps for a bundle of `budget` tokens: DESIGN's defaults (1K outline,
+    5K focused, 20K full) up to 5K budgets, growing beyond. A big module's whole outline
+    is 3–6K tokens (click's core.py: 5.9K); a 32K bundle can afford it, and a 1K cap
+    would hide most of its methods."""
+    outline = TIER_CAP_TOKENS[Tier.OUTLINE]
+    focused = TIER_CAP_TOKENS[Tier.FOCUSED]
+    return {
+        Tier.OUTLINE: min(max(outline, budget // OUTLINE_CAP_SHARE), max(outline, MAX_OUTLINE_CAP)),
+        Tier.FOCUSED: min(max(focused, budget * 2 // OUTLINE_CAP_SHARE), max(focused, MAX_FOCUSED_CAP)),
+        Tier.FULL: TIER_CAP_TOKENS[Tier.FULL],
+    }

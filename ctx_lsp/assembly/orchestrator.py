@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 from ctx_lsp.assembly.adjustments import Signals, apply_adjustments
+from ctx_lsp.assembly.budget import tier_caps
 from ctx_lsp.assembly.candidate import Candidate
 from ctx_lsp.assembly.render import render
 from ctx_lsp.assembly.result import Contribution, LineRange, Section
@@ -35,6 +36,9 @@ BREADTH_SHARE = 0.5
 """Breadth-first contributors first spend up to half their allocation on outlines of as
 many candidates as fit, then upgrade the best ones: an agent told where ten relevant
 things are does better than one shown two files in full."""
+SKELETON_TOKENS = 150
+"""A breadth contributor's first placement of a file: its few most relevant definitions
+(an outline pruned to this size) — where things are, before what they are."""
 MIN_CUT_SECTION_TOKENS = 80
 """An outline cut below ~80 tokens shows a path and a line or two: not worth its slot."""
 SECTION_JOIN_SLACK = 2
@@ -114,11 +118,13 @@ def section_of(c: Candidate, r: Rendering) -> Section:
 
 
 class _Pricer:
-    """Section overhead (heading, fences) per candidate, counted once."""
+    """Section overhead (heading, fences) per candidate, counted once; and the per-section
+    tier caps of this bundle's budget."""
 
-    def __init__(self, counter: TokenCounter, fmt: str):
+    def __init__(self, counter: TokenCounter, fmt: str, caps: Mapping[Tier, int] = TIER_CAP_TOKENS):
         self.counter = counter
         self.fmt = fmt
+        self.caps = caps
         self._overhead: dict[tuple[str, int, int, int], int] = {}
 
     def cost(self, c: Candidate, r: Rendering) -> int:
@@ -133,12 +139,12 @@ def _tiers_down(c: Candidate) -> list[Tier]:
     return [Tier(t) for t in range(int(c.tier), int(c.min_tier) - 1, -1)]
 
 
-def _best_fit(c: Candidate, room: int, pricer: _Pricer, floor: Tier | None = None) -> Placed | None:
-    """The richest tier of `c` (not below `floor`) whose rendering fits `room`."""
+def _best_fit(c: Candidate, room: int, pricer: _Pricer, richest: Tier | None = None) -> Placed | None:
+    """The richest tier of `c` (not above `richest`) whose rendering fits `room`."""
     for tier in _tiers_down(c):
-        if floor is not None and tier < floor:
-            break
-        r = c.render(tier, TIER_CAP_TOKENS[tier])
+        if richest is not None and tier > richest:
+            continue
+        r = c.render(tier, pricer.caps[tier])
         if not r.content:
             continue
         cost = pricer.cost(c, r)
@@ -148,11 +154,20 @@ def _best_fit(c: Candidate, room: int, pricer: _Pricer, floor: Tier | None = Non
 
 
 def _fit_at(c: Candidate, tier: Tier, room: int, pricer: _Pricer) -> Placed | None:
-    r = c.render(tier, TIER_CAP_TOKENS[tier])
+    r = c.render(tier, pricer.caps[tier])
     if not r.content:
         return None
     cost = pricer.cost(c, r)
     return Placed(c, r, cost) if cost <= room else None
+
+
+def _skeleton_fit(c: Candidate, room: int, pricer: _Pricer) -> Placed | None:
+    """The candidate's outline at skeleton size (or less, if that is all the room)."""
+    r = c.render(c.min_tier, SKELETON_TOKENS)
+    if not r.content:
+        return None
+    cost = pricer.cost(c, r)
+    return Placed(c, r, cost) if cost <= room else _cut_fit(c, room, pricer)
 
 
 def _cut_fit(c: Candidate, room: int, pricer: _Pricer) -> Placed | None:
@@ -187,17 +202,20 @@ def _fill(state: _State, taken: dict[str, str], pricer: _Pricer, decisions: dict
         taken[p.candidate.path] = state.name
 
     if state.offer.strategy == "breadth":
+        # Skeletons (each file's most relevant definitions) of as many candidates as fit in
+        # half the allocation; then the best ones grow: fuller outlines, focused bodies.
         breadth_room = int(budget * BREADTH_SHARE)
         for c in fresh:
             room = (budget if not state.placed else breadth_room) - state.used
-            p = _fit_at(c, c.min_tier, room, pricer) if room > 0 else None
+            p = _skeleton_fit(c, room, pricer) if room >= MIN_CUT_SECTION_TOKENS else None
             if p is not None:
                 place(p)
-        for p in list(state.placed):  # then upgrade the best ones
-            if p.candidate.tier > p.tier:
-                better = _best_fit(p.candidate, budget - state.used + p.cost, pricer, floor=Tier(p.tier + 1))
-                if better is not None:
-                    state.placed[state.placed.index(p)] = better
+        for richest in (Tier.OUTLINE, None):  # whole outlines for all first, then richer tiers
+            for i, p in enumerate(list(state.placed)):
+                room = budget - state.used + p.cost
+                better = _best_fit(p.candidate, room, pricer, richest) or _cut_fit(p.candidate, room, pricer)
+                if better is not None and better.cost > p.cost:
+                    state.placed[i] = better
     for c in fresh:
         if c.path in taken:
             continue
@@ -231,7 +249,7 @@ def assemble(
 ) -> Outcome:
     """Run the five passes. `reserved` holds tokens already spent outside `text` (e.g. the
     windowed conversation), charged to those contributors' allocations."""
-    pricer = _Pricer(counter, fmt)
+    pricer = _Pricer(counter, fmt, tier_caps(budget))
     reserved = dict(reserved or {})
     decisions: dict[str, Decision] = {}
     for name, offer in offers.items():
@@ -372,7 +390,7 @@ def _condense_one(states: Mapping[str, _State], order: Sequence[str], pricer: _P
             p = s.placed[i]
             if p.tier > p.candidate.min_tier:
                 lower = Tier(p.tier - 1)
-                r = p.candidate.render(lower, TIER_CAP_TOKENS[lower])
+                r = p.candidate.render(lower, pricer.caps[lower])
                 if r.content:
                     s.placed[i] = Placed(p.candidate, r, pricer.cost(p.candidate, r))
                     s.condensed += 1

@@ -9,7 +9,7 @@ tier 3 is the file verbatim. Every rendering is cut to its token cap with
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -57,12 +57,30 @@ class _Row(NamedTuple):
     line: int
     text: str
     starts_symbol: bool = False
-    member: bool = False
-    """Belongs to a nested symbol (a method): folded first when the outline is too big."""
+    unit: int = -1
+    """Index of the `_Unit` the row belongs to: rows are kept or left out a unit at a time."""
     ends: tuple[str, ...] = ()
     """Qualnames whose full source (tier 2) ends on this row."""
     source: bool = False
     """A verbatim source line (tier 2), never annotated."""
+
+
+class _Unit(NamedTuple):
+    """What an outline over its cap keeps or leaves out as one: a definition's rows
+    (decorators and header), the import line, a constant, a focused body.
+
+    Units are kept in `key` order (lowest first) while they fit; keeping one keeps its
+    `parent` (the enclosing class or heading), so a method never shows without its class.
+    """
+
+    key: tuple
+    parent: int = -1
+    definition: bool = False
+    """A class, function or heading: what fold notes count."""
+
+
+RANK_FLOOR = 1e-9
+"""Ranks at or below this are no rank at all (the symbol keeps its default place)."""
 
 
 def render(
@@ -73,12 +91,15 @@ def render(
     counter: TokenCounter,
     *,
     focus: Collection[str] = (),
+    ranks: Mapping[str, float] | None = None,
     cap_tokens: int | None = None,
 ) -> Rendering:
     """Render `text` (the file at `path`, outlined as `outline`) at `tier`.
 
     `focus` holds qualnames whose full source tier 2 shows in place of their outline
-    lines; unknown names are ignored, and no focus makes tier 2 the same as tier 1.
+    lines, and which an outline over its cap keeps first; unknown names are ignored, and
+    no focus makes tier 2 the same as tier 1. `ranks` (qualname → relevance) orders what
+    an outline over its cap keeps next: the request's best definitions before the rest.
     Plain text (and markdown without headings, or Python without anything to outline)
     is whole-or-nothing at every tier.
     """
@@ -91,21 +112,23 @@ def render(
 
     lines = split_lines(text)
     if outline.language == "markdown":
-        rows = _markdown_rows(outline)
+        rows, units = _markdown_rows(outline)
     else:
-        rows = _python_rows(outline, lines, keep=focus)
+        rows, units = _python_rows(outline, lines, focus, ranks or {})
         if not rows:  # a script of bare statements: no outline to show, so like text
             return _whole_or_nothing(text, outline, tier, counter, cap)
+    noun = "member" if outline.language == "python" else "subsection"
     if tier == Tier.FOCUSED and focus:
         # Over the cap, shed the later (less relevant) bodies before folding the outline:
         # every signature of the file tells an agent more than a third focused body.
         wanted = list(focus)
         while True:
-            result = _fit(_focus(rows, outline, lines, wanted), outline, tier, counter, cap)
+            focused_rows, focused_units = _focus(rows, units, outline, lines, wanted)
+            result = _fit(focused_rows, focused_units, outline, tier, counter, cap, noun)
             if not result.truncated or len(wanted) <= 1:
                 return result
             wanted = wanted[: len(wanted) // 2]
-    return _fit(rows, outline, tier, counter, cap)
+    return _fit(rows, units, outline, tier, counter, cap, noun)
 
 
 # -- tier 3 and plain text ---------------------------------------------------------------
@@ -197,7 +220,7 @@ def _header_line(symbol: Symbol, lines: Sequence[str]) -> int:
     return min(symbol.start_line + len(symbol.decorators), max(symbol.end_line, symbol.start_line))
 
 
-def _symbol_rows(symbol: Symbol, lines: Sequence[str], member: bool) -> list[_Row]:
+def _symbol_rows(symbol: Symbol, lines: Sequence[str], unit: int) -> list[_Row]:
     header = _header_line(symbol, lines)
     decorator_lines = [
         number
@@ -210,48 +233,99 @@ def _symbol_rows(symbol: Symbol, lines: Sequence[str], member: bool) -> list[_Ro
         ]
     indent = INDENT * symbol.depth
     rows = [
-        _Row(number, indent + _cut_doc(decorator), False, member)
+        _Row(number, indent + _cut_doc(decorator), False, unit)
         for number, decorator in zip(decorator_lines, symbol.decorators)
     ]
     text = indent + symbol.signature + (":" if symbol.kind == "class" else "")
     if symbol.doc:
         text += "  # " + _cut_doc(symbol.doc)
-    rows.append(_Row(header, text, False, member))
-    rows[0] = _Row(rows[0].line, rows[0].text, True, member)
+    rows.append(_Row(header, text, False, unit))
+    rows[0] = rows[0]._replace(starts_symbol=True)
     return rows
 
 
-def _python_rows(outline: Outline, lines: Sequence[str], keep: Collection[str] = ()) -> list[_Row]:
-    """`keep`: qualnames never folded away (the symbols a request is about)."""
+# Unit keys: what an outline over its cap keeps first (lowest key first).
+_KEY_FOCUS = 0  # the symbols the request is about
+_KEY_MODULE_DOC = 1  # one line that says what the file is for
+_KEY_RANKED = 2  # definitions the request ranks (graph rank, query match), best first
+_KEY_TOP_LEVEL = 3  # the file's other top-level names, in source order
+_KEY_IMPORTS = 4
+_KEY_CONSTANT = 5
+_KEY_MEMBER = 6  # members: the first of every class, then the second of every class, …
+
+
+def _python_rows(
+    outline: Outline, lines: Sequence[str], focus: Collection[str], ranks: Mapping[str, float]
+) -> tuple[list[_Row], list[_Unit]]:
     rows: list[_Row] = []
+    units: list[_Unit] = []
     if outline.docstring:
-        rows.append(_Row(_module_doc_line(lines), f'"""{_cut_doc(outline.docstring)}"""'))
+        units.append(_Unit((_KEY_MODULE_DOC,)))
+        rows.append(_Row(_module_doc_line(lines), f'"""{_cut_doc(outline.docstring)}"""', unit=len(units) - 1))
     summary = _import_summary(outline)
     if summary is not None:
-        rows.append(_Row(*summary))
-    rows.extend(_Row(c.line, c.text) for c in outline.constants)
+        units.append(_Unit((_KEY_IMPORTS,)))
+        rows.append(_Row(*summary, unit=len(units) - 1))
+    for c in outline.constants:
+        units.append(_Unit((_KEY_CONSTANT, c.line)))
+        rows.append(_Row(c.line, c.text, unit=len(units) - 1))
     if lines:
+        focus_order = {name: i for i, name in enumerate(focus)}
+        open_units: list[tuple[int, int]] = []  # (depth, unit) of the visible symbols enclosing this one
+        ordinals: dict[int, int] = {}  # parent unit -> members seen so far
         for symbol, visible in zip(outline.symbols, _visible(outline.symbols)):
-            if visible:
-                rows.extend(_symbol_rows(symbol, lines, member=symbol.depth > 0 and symbol.qualname not in keep))
+            while open_units and open_units[-1][0] >= symbol.depth:
+                open_units.pop()
+            if not visible:
+                continue
+            parent = open_units[-1][1] if open_units else -1
+            ordinal = ordinals[parent] = ordinals.get(parent, -1) + 1
+            rank = ranks.get(symbol.qualname, 0.0)
+            if symbol.qualname in focus_order:
+                key: tuple = (_KEY_FOCUS, focus_order[symbol.qualname])
+            elif rank > RANK_FLOOR:
+                key = (_KEY_RANKED, -rank, symbol.start_line)
+            elif parent < 0:
+                key = (_KEY_TOP_LEVEL, symbol.start_line)
+            else:
+                key = (_KEY_MEMBER, symbol.depth, ordinal, symbol.start_line)
+            units.append(_Unit(key, parent, True))
+            unit = len(units) - 1
+            rows.extend(_symbol_rows(symbol, lines, unit))
+            open_units.append((symbol.depth, unit))
     rows.sort(key=lambda row: row.line)  # stable: a symbol's rows keep their order
-    return rows
+    return rows, units
 
 
-def _markdown_rows(outline: Outline) -> list[_Row]:
-    return [_Row(s.start_line, s.signature, True, s.depth > 1) for s in outline.symbols]
+def _markdown_rows(outline: Outline) -> tuple[list[_Row], list[_Unit]]:
+    rows: list[_Row] = []
+    units: list[_Unit] = []
+    open_units: list[tuple[int, int]] = []
+    ordinals: dict[int, int] = {}
+    for s in outline.symbols:
+        while open_units and open_units[-1][0] >= s.depth:
+            open_units.pop()
+        parent = open_units[-1][1] if open_units else -1
+        ordinal = ordinals[parent] = ordinals.get(parent, -1) + 1
+        # Top two heading levels first (the document's shape), then deeper ones breadth-first.
+        key = (_KEY_TOP_LEVEL, s.start_line) if s.depth <= 1 else (_KEY_MEMBER, s.depth, ordinal, s.start_line)
+        units.append(_Unit(key, parent, True))
+        rows.append(_Row(s.start_line, s.signature, True, len(units) - 1))
+        open_units.append((s.depth, len(units) - 1))
+    return rows, units
 
 
 # -- tier 2 ------------------------------------------------------------------------------
 
 
 def _focus(
-    rows: list[_Row], outline: Outline, lines: Sequence[str], focus: Collection[str]
-) -> list[_Row]:
+    rows: list[_Row], units: list[_Unit], outline: Outline, lines: Sequence[str], focus: Collection[str]
+) -> tuple[list[_Row], list[_Unit]]:
     """Replace the outline rows inside each focused symbol by its source lines.
 
     A focused symbol inside another focused one is already shown by the outer one; both
-    count as shown (the last source row of a range names them in `ends`).
+    count as shown (the last source row of a range names them in `ends`). Each body is a
+    unit of its own, kept first, inside the nearest outline unit that encloses it.
     """
     wanted = set(focus)
     ranges: list[tuple[int, int, list[str]]] = []  # merged (start, end, qualnames)
@@ -265,84 +339,138 @@ def _focus(
         else:
             ranges.append((start, end, [symbol.qualname]))
     if not ranges:
-        return rows
+        return rows, units
 
+    units = list(units)
     out: list[_Row] = []
     row_iter = iter(rows)
     pending = next(row_iter, None)
-    for start, end, names in ranges:
+    for order, (start, end, names) in enumerate(ranges):
         while pending is not None and pending.line < start:
             out.append(pending)
             pending = next(row_iter, None)
+        replaced: list[_Row] = []
         while pending is not None and pending.line <= end:  # replaced by the source
+            replaced.append(pending)
             pending = next(row_iter, None)
+        # The body's unit hangs under the unit of the symbol it replaces (so its class stays).
+        parent = units[replaced[0].unit].parent if replaced and replaced[0].starts_symbol else _enclosing(out, units)
+        units.append(_Unit((_KEY_FOCUS, -1, order), parent, True))
+        unit = len(units) - 1
+        for gone in replaced:  # what the body shows is not folded away: never counted as hidden
+            units[gone.unit] = units[gone.unit]._replace(definition=False)
         out.extend(
-            _Row(
-                number,
-                lines[number - 1],
-                number == start,
-                ends=tuple(names) if number == end else (),
-                source=True,
-            )
+            _Row(number, lines[number - 1], number == start, unit,
+                 ends=tuple(names) if number == end else (), source=True)
             for number in range(start, end + 1)
         )
     while pending is not None:
         out.append(pending)
         pending = next(row_iter, None)
-    return out
+    return out, units
+
+
+def _enclosing(rows: Sequence[_Row], units: Sequence[_Unit]) -> int:
+    """The unit of the last outline row before a body whose symbol may enclose it."""
+    for row in reversed(rows):
+        if not row.source and row.unit >= 0 and units[row.unit].definition:
+            return row.unit
+    return -1
 
 
 # -- fitting -----------------------------------------------------------------------------
 
 
 def _content(rows: Sequence[_Row], width: int) -> tuple[str, list[int]]:
-    text = "".join(f"{row.line:>{width}}{GUTTER}{row.text}\n" for row in rows)
+    text = "".join(
+        f"{row.line:>{width}}{GUTTER}{row.text}\n" if row.line else f"{'':>{width}}{GUTTER}{row.text}\n"
+        for row in rows
+    )
     return text, [i for i, row in enumerate(rows) if row.starts_symbol]
 
 
-def _fold_members(rows: Sequence[_Row], noun: str) -> list[_Row]:
-    """The outline without member rows. Each folded member is counted on the outline row
-    it belongs to, the last outline row before it (its class or heading; a focused
-    method's source rows in between do not change that), which then says how many."""
-    out: list[_Row] = []
-    hidden: dict[int, int] = {}  # index in `out` -> members folded under it
-    owner = -1
-    for row in rows:
-        if row.member:
-            if row.starts_symbol and owner >= 0:
-                hidden[owner] = hidden.get(owner, 0) + 1
+def _closure(order: Sequence[int], units: Sequence[_Unit]) -> set[int]:
+    """The first units of `order` and every unit enclosing one of them."""
+    kept: set[int] = set()
+    for u in order:
+        while u >= 0 and u not in kept:
+            kept.add(u)
+            u = units[u].parent
+    return kept
+
+
+def _pruned(rows: Sequence[_Row], units: Sequence[_Unit], kept: set[int], noun: str) -> list[_Row]:
+    """The rows of the kept units. A kept outline row of a symbol with left-out members
+    says how many (`class Option:  # (+12 members)`); left-out top-level definitions are
+    counted on a last line."""
+    hidden_under: dict[int, int] = {}
+    hidden_top = 0
+    for i, unit in enumerate(units):
+        if i in kept or not unit.definition:
             continue
-        out.append(row)
-        if not row.source:
-            owner = len(out) - 1
-    for index, count in hidden.items():
+        if unit.parent < 0:
+            hidden_top += 1
+        elif unit.parent in kept:
+            hidden_under[unit.parent] = hidden_under.get(unit.parent, 0) + 1
+    out: list[_Row] = []
+    last_row_of: dict[int, int] = {}  # unit -> index in `out` of its last outline row
+    for row in rows:
+        if row.unit in kept:
+            out.append(row)
+            if not row.source:
+                last_row_of[row.unit] = len(out) - 1
+    for unit, count in hidden_under.items():
+        index = last_row_of.get(unit)
+        if index is None:
+            continue
         row = out[index]
         note = f"(+{count} {noun}{'' if count == 1 else 's'})"
         commented = "  # " in row.text or row.text.startswith("#")
-        text = f"{row.text} {note}" if commented else f"{row.text}  # {note}"
-        out[index] = row._replace(text=text)
+        out[index] = row._replace(text=f"{row.text} {note}" if commented else f"{row.text}  # {note}")
+    if hidden_top:
+        out.append(_Row(0, f"… {hidden_top} more definition{'' if hidden_top == 1 else 's'} not shown"))
     return out
 
 
 def _fit(
     rows: list[_Row],
+    units: list[_Unit],
     outline: Outline,
     tier: Tier,
     counter: TokenCounter,
     cap: int,
+    noun: str,
 ) -> Rendering:
-    """Cut the rows to the cap. An outline that does not fit first folds members
-    (methods; deep headings): every top-level name beats the first half of the file.
-    Then it is cut, preferably before a symbol."""
+    """Fit the rows to the cap. An outline that does not fit keeps whole units in key
+    order while they fit — the request's symbols, then its ranked definitions, then every
+    top-level name, then members breadth-first — rather than the first half of the file.
+    Only when not even the first unit fits is it cut, preferably before a symbol."""
     width = len(str(max(outline.line_count, 1)))
     content, breaks = _content(rows, width)
     cut = cut_to_tokens(content, cap, counter, breaks=breaks)
-    folded = False
-    if cut.truncated and any(row.member for row in rows):
-        rows = _fold_members(rows, "member" if outline.language == "python" else "subsection")
-        content, breaks = _content(rows, width)
-        cut = cut_to_tokens(content, cap, counter, breaks=breaks)
-        folded = True
+    pruned = False
+    if cut.truncated and len(units) > 1:
+        present = {row.unit for row in rows}
+        order = sorted((u for u in range(len(units)) if u in present), key=lambda u: units[u].key)
+        best: tuple[str, list[int], list[_Row]] | None = None
+        lo, hi = 1, len(order) - 1  # the largest prefix of `order` that fits
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            kept_rows = _pruned(rows, units, _closure(order[:mid], units), noun)
+            text, kept_breaks = _content(kept_rows, width)
+            if counter.count(text) <= cap:
+                best = (text, kept_breaks, kept_rows)
+                lo = mid + 1
+            else:
+                hi = mid - 1
+        if best is not None:
+            content, breaks, rows = best
+            cut = cut_to_tokens(content, cap, counter, breaks=breaks)
+        else:
+            rows = _pruned(rows, units, _closure(order[:1], units), noun)
+            content, breaks = _content(rows, width)
+            cut = cut_to_tokens(content, cap, counter, breaks=breaks)
+        pruned = True
     kept = len(rows) - cut.omitted_lines if cut.truncated else len(rows)
     shown = tuple(dict.fromkeys(name for row in rows[:kept] for name in row.ends))
     if not cut.text:
@@ -353,6 +481,6 @@ def _fit(
         cut.tokens,
         1 if outline.line_count else 0,
         outline.line_count,
-        cut.truncated or folded,
+        cut.truncated or pruned,
         shown,
     )

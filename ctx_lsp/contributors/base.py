@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Collection
+from typing import TYPE_CHECKING, Callable, Collection, Mapping
 
 from ctx_lsp.assembly.candidate import Candidate, memoised
 from ctx_lsp.code.outline import Tier
@@ -82,18 +82,31 @@ def file_candidate(
     reason: str,
     tier: Tier,
     focus: Collection[str] = (),
+    ranks: Callable[[], Mapping[str, float]] | None = None,
 ) -> Candidate:
-    """A whole-file candidate rendered with the standard tiers (outline/focused/full)."""
+    """A whole-file candidate rendered with the standard tiers (outline/focused/full).
+
+    `focus` and `ranks` (called only if an outline has to be pruned to fit, so only for
+    files actually rendered) say which definitions an outline over its cap keeps first.
+    """
     workspace, counter, focus = ctx.workspace, ctx.counter, tuple(focus)
+    ranked: list[Mapping[str, float]] = []
+
+    def rank_map() -> Mapping[str, float]:
+        if not ranked:
+            ranked.append(ranks() if ranks is not None else {})
+        return ranked[0]
 
     def rendering(t: Tier, cap: int) -> Rendering:
-        # Outlines do not depend on the request: tier 1 is shared across requests while
-        # the file is unchanged (the key holds its content hash and buffer version).
-        key = (entry.abs_path, entry.hash, entry.overlay_version, int(t), cap, focus if t == Tier.FOCUSED else ())
+        # Keyed by the file's content hash and buffer version and by what orders the
+        # outline, so renderings are shared across requests while the file is unchanged.
+        ordering = (focus, tuple(sorted(rank_map().items()))) if t < Tier.FULL else ()
+        key = (entry.abs_path, entry.hash, entry.overlay_version, int(t), cap, ordering)
         hit = ctx.renders.get(key)
         if hit is None:
             text, current = workspace.read_text(entry)
-            hit = render(current.path, text, current.outline, t, counter, focus=focus, cap_tokens=cap)
+            hit = render(current.path, text, current.outline, t, counter, focus=focus, ranks=rank_map(),
+                         cap_tokens=cap)
             if current is entry:
                 ctx.renders.put(key, hit)
         return hit

@@ -8,48 +8,20 @@ incrementally with the index; a request only personalises it.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Mapping
-
-from ctx_lsp.assembly.candidate import Candidate, memoised
 from ctx_lsp.assembly.orchestrator import Offer
-from ctx_lsp.code.outline import Symbol, Tier
-from ctx_lsp.code.tiers import GUTTER, INDENT, Rendering, render
-from ctx_lsp.index.graph import RankResult
-from ctx_lsp.contributors.base import AssemblyContext
+from ctx_lsp.code.outline import Tier
+from ctx_lsp.contributors.base import AssemblyContext, file_candidate
 from ctx_lsp.index.files import IndexedFile
-from ctx_lsp.tokens import cut_to_tokens
+from ctx_lsp.index.graph import RankResult
 
 NAME = "codebase_map"
 MAX_MAP_FILES = 200
 """Files offered to the map (the graph lists its best 200): skeletons of ~60–120 tokens
 each, so a large budget can map most of a mid-sized repository."""
-DEFS_PER_FILE = 8
-"""Definitions shown per file: the map says where things are, outlines say what they are."""
+DEFS_PER_FILE = 20
+"""Definitions ranked per file: a map entry shows the best of them first (as many as its
+room allows), then the file's other top-level names."""
 MIN_FILE_SCORE = 0.01
-
-
-def _signature_line(symbol: Symbol, width: int) -> str:
-    text = INDENT * symbol.depth + symbol.signature + (":" if symbol.kind == "class" else "")
-    return f"{symbol.start_line:>{width}}{GUTTER}{text}"
-
-
-def render_skeleton(
-    entry: IndexedFile, ranked_defs: Mapping[str, float], limit: int, ctx: AssemblyContext, cap: int
-) -> Rendering:
-    """The file's `limit` best definitions, in line order, with line numbers."""
-    symbols = [s for s in entry.outline.symbols if s.kind != "heading" or s.depth < 2]
-    if not symbols:
-        return Rendering(Tier.OUTLINE, "", 0, 0, 0, True, ())
-    order = sorted(symbols, key=lambda s: (-ranked_defs.get(s.qualname, 0.0), s.depth, s.start_line))
-    chosen = sorted(order[:limit], key=lambda s: s.start_line)
-    width = len(str(entry.line_count))
-    lines = [_signature_line(s, width) for s in chosen]
-    if len(symbols) > len(chosen):
-        lines.append(f"{'':>{width}}{GUTTER}… {len(symbols) - len(chosen)} more definitions")
-    cut = cut_to_tokens("\n".join(lines) + "\n", cap, ctx.counter)
-    return Rendering(Tier.OUTLINE, cut.text, cut.tokens, 1, entry.line_count, cut.truncated or
-                     len(symbols) > len(chosen), ())
 
 
 def offer(ctx: AssemblyContext, rank: RankResult) -> Offer:
@@ -66,21 +38,10 @@ def offer(ctx: AssemblyContext, rank: RankResult) -> Offer:
         mentioned = rank.mentioned_in.get(f.abs_path, ())
         reason = f"graph rank {f.score:.2f}" + (f"; defines {', '.join(mentioned[:3])}" if mentioned else "")
 
-        def rendering(tier: Tier, cap: int, entry: IndexedFile = entry) -> Rendering:
-            defs = {}
-            if graph is not None and entry.symbols:
-                defs = {d.qualname: d.score for d in graph.rank_definitions(rank, [entry.abs_path], DEFS_PER_FILE)}
-            if tier >= Tier.FOCUSED or not entry.symbols:  # symbol-less files: imports and constants
-                # The full outline, whose best-ranked definitions are never folded away.
-                text, current = ctx.workspace.read_text(entry)
-                full = render(current.path, text, current.outline, Tier.OUTLINE, ctx.counter, cap_tokens=cap,
-                              focus=tuple(defs))
-                return Rendering(tier, full.content, full.tokens, full.start_line, full.end_line,
-                                 full.truncated, ())
-            return render_skeleton(entry, defs, DEFS_PER_FILE, ctx, cap)
+        def ranks(entry: IndexedFile = entry) -> dict[str, float]:
+            if graph is None or not entry.symbols:
+                return {}
+            return {d.qualname: d.score for d in graph.rank_definitions(rank, [entry.abs_path], DEFS_PER_FILE)}
 
-        candidates.append(Candidate(
-            id=f"{NAME}:{entry.path}", contributor=NAME, path=entry.path, uri=Path(f.abs_path).as_uri(),
-            salience=f.score, reason=reason, tier=Tier.FOCUSED, render=memoised(rendering),
-        ))
+        candidates.append(file_candidate(ctx, entry, NAME, f.score, reason, Tier.OUTLINE, ranks=ranks))
     return Offer(NAME, candidates, strategy="breadth")

@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 
 from ctx_lsp.assembly.orchestrator import Offer
 from ctx_lsp.contributors.base import AssemblyContext, file_candidate
+from ctx_lsp.index.graph import RankResult
 from ctx_lsp.index.search import SearchHit
 
 NAME = "retrieval"
@@ -28,6 +29,8 @@ TEST_FILE_FACTOR = 0.5
 GRAPH_BLEND = 0.35
 """Share of a file's salience that comes from its personalised graph rank."""
 FOCUS_SYMBOLS = 10
+DEFINITIONS_RANKED = 20
+"""Definitions per file ranked by the graph, kept after the matching symbols."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,17 @@ def rank_files(
     return ranked
 
 
+def symbol_matches(ranked: Sequence[RankedFile]) -> dict[str, dict[str, float]]:
+    """abs_path → {qualname: best lexical score} of the symbols the task matched."""
+    out: dict[str, dict[str, float]] = {}
+    for r in ranked:
+        scores = out.setdefault(r.abs_path, {})
+        for h in r.hits:
+            if h.symbol and h.score > scores.get(h.symbol, 0.0):
+                scores[h.symbol] = h.score
+    return out
+
+
 def top_hit_ratio(ranked: Sequence[RankedFile]) -> float:
     if len(ranked) < 2 or ranked[1].lexical <= 0:
         return 1.0
@@ -89,8 +103,11 @@ def retrieve(ctx: AssemblyContext, graph_scores: Mapping[str, float] | None) -> 
     return rank_files(hits, mentions_tests(ctx.query), graph_scores)
 
 
-def offer(ctx: AssemblyContext, ranked: Sequence[RankedFile]) -> Offer:
+def offer(ctx: AssemblyContext, ranked: Sequence[RankedFile], rank: RankResult | None = None) -> Offer:
+    """Candidates for the best files; an outline that must be pruned keeps the matching
+    symbols first, then the file's definitions ranked for the request (`rank`)."""
     candidates = []
+    graph = ctx.graph
     for r in ranked[:MAX_CANDIDATE_FILES]:
         entry = ctx.workspace.files.get(r.abs_path)
         if entry is None:
@@ -100,5 +117,11 @@ def offer(ctx: AssemblyContext, ranked: Sequence[RankedFile]) -> Offer:
         reason = f"matches {', '.join(terms[:6])}" + (f" in {', '.join(symbols[:3])}" if symbols else "")
         if r.score > r.lexical + 1e-9:
             reason += "; near the working files in the reference graph"
-        candidates.append(file_candidate(ctx, entry, NAME, r.score, reason, ctx.tier, symbols))
+
+        def ranks(abs_path: str = r.abs_path) -> dict[str, float]:
+            if graph is None or rank is None:
+                return {}
+            return {d.qualname: d.score for d in graph.rank_definitions(rank, [abs_path], DEFINITIONS_RANKED)}
+
+        candidates.append(file_candidate(ctx, entry, NAME, r.score, reason, ctx.tier, symbols, ranks))
     return Offer(NAME, candidates, strategy="breadth")

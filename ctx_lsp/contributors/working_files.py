@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import time
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ctx_lsp.assembly.orchestrator import Offer
 from ctx_lsp.code.outline import Outline, Tier
@@ -115,13 +115,17 @@ def resolve_working_files(
     return out
 
 
-def offer(ctx: AssemblyContext) -> Offer:
+def offer(ctx: AssemblyContext, matches: Mapping[str, Mapping[str, float]] | None = None) -> Offer:
+    """`matches`: abs_path → {qualname: lexical score} of the task's search hits, so an
+    outline of a working file that must be pruned keeps what the task names first."""
     candidates = []
     for w in ctx.working:
         tier = ctx.tier
         focus = w.focus_symbols
         if not focus and w.entry.tokens <= SMALL_FILE_TOKENS:
             tier = ctx.max_tier if ctx.tier >= Tier.FOCUSED else ctx.tier  # small enough: whole file
-        candidates.append(file_candidate(ctx, w.entry, NAME, w.salience, w.reason, tier, focus))
+        hits = dict((matches or {}).get(w.entry.abs_path, {}))
+        candidates.append(file_candidate(ctx, w.entry, NAME, w.salience, w.reason, tier, focus,
+                                         (lambda hits=hits: hits) if hits else None))
     candidates.sort(key=lambda c: (-c.salience, c.path))
     return Offer(NAME, candidates, strategy="depth")

@@ -1,7 +1,7 @@
 """Lexical search over symbols and files, kept current incrementally with the index.
 
-Documents are symbols (name, signature, first docstring line, file path) and files (path,
-module docstring). BM25 ranks them for the identifier-aware terms of a query. Postings
+Documents are symbols (name, signature, first docstring line, file path, the names it
+calls) and files (path, module docstring). BM25 ranks them for the identifier-aware terms of a query. Postings
 are updated per changed file, never rebuilt per request: a query touches only the
 postings of its own terms.
 """
@@ -49,8 +49,12 @@ class _Doc:
 
 
 def symbol_terms(sym: Symbol, path_terms: Sequence[str]) -> list[str]:
+    """A symbol is found by its name, signature, docstring summary and path, and by what
+    it calls: a task names the machinery a change touches (`importlib`, `echo`), which is
+    often only in the bodies that use it."""
     name_terms = terms(sym.name)
-    return [*name_terms * NAME_BOOST, *terms(sym.signature), *terms(sym.doc), *path_terms]
+    return [*name_terms * NAME_BOOST, *terms(sym.signature), *terms(sym.doc), *path_terms,
+            *(t for call in sym.calls for t in terms(call))]
 
 
 def file_terms(entry: IndexedFile) -> list[str]:

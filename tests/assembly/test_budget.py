@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ctx_lsp.assembly.adjustments import Signals, apply_adjustments
-from ctx_lsp.assembly.budget import UNKNOWN_MODEL_LIMIT, model_limit, plan_budget
+from ctx_lsp.assembly.budget import MAX_OUTLINE_CAP, UNKNOWN_MODEL_LIMIT, model_limit, plan_budget, tier_caps
+from ctx_lsp.code.outline import Tier
+from ctx_lsp.code.tiers import TIER_CAP_TOKENS
 from ctx_lsp.config import ADJUSTMENT_RULES
 from ctx_lsp.errors import InvalidParam
 
@@ -67,3 +69,16 @@ def test_adjustments_move_shares() -> None:
     fired = apply_adjustments(shares, Signals(True, False, False, 1.0), list(ADJUSTMENT_RULES))
     assert shares["working_files"] == 0 and shares["retrieval"] == 0
     assert shares["codebase_map"] == pytest.approx(0.8)
+
+
+def test_tier_caps_are_design_defaults_then_grow_with_the_budget() -> None:
+    """Ensure that small bundles use DESIGN's caps and large ones let a big outline through,
+    never below the defaults and never without a ceiling."""
+    assert tier_caps(2000) == tier_caps(5000) == TIER_CAP_TOKENS
+    big = tier_caps(32_000)
+    assert big[Tier.OUTLINE] == 6400 and big[Tier.FOCUSED] == 10_000 and big[Tier.FULL] == TIER_CAP_TOKENS[Tier.FULL]
+    caps = [tier_caps(b) for b in range(1000, 400_000, 7000)]
+    for tier in Tier:
+        values = [c[tier] for c in caps]
+        assert values == sorted(values) and values[0] == TIER_CAP_TOKENS[tier]
+    assert tier_caps(10**7)[Tier.OUTLINE] == MAX_OUTLINE_CAP

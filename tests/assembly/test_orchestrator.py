@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ctx_lsp.assembly.adjustments import Signals
 from ctx_lsp.assembly.candidate import Candidate, memoised
-from ctx_lsp.assembly.orchestrator import Offer, assemble
+from ctx_lsp.assembly.orchestrator import SKELETON_TOKENS, Offer, assemble
 from ctx_lsp.code.outline import Tier
 from ctx_lsp.code.tiers import Rendering
 from ctx_lsp.config import Config
@@ -137,3 +137,17 @@ def test_budget_uniqueness_and_determinism(budget, n_work, n_ret, n_map, sizes, 
     paths = [s.path for s in first.sections]
     assert len(paths) == len(set(paths))
     assert first.text == second.text
+
+
+def test_breadth_shows_many_skeletons_then_grows_the_best() -> None:
+    """Ensure that a breadth contributor shows more files than whole outlines would allow
+    (skeletons first), and spends what is left growing the best-ranked one first."""
+    rt = [text_candidate("retrieval", f"r{i:02}.py", 1 - i / 20, {1: 200}, Tier.OUTLINE) for i in range(12)]
+    full = rt[0].render(Tier.OUTLINE, 10**6).tokens
+    budget = 3000
+    out = run(offers(retrieval=rt), budget)
+    shown = [s for s in out.sections if s.contributor == "retrieval"]
+    assert out.total_tokens <= budget
+    assert len(shown) > budget // full + 3
+    assert shown[0].path == "r00.py" and shown[0].tokens == max(s.tokens for s in shown)
+    assert shown[0].tokens > SKELETON_TOKENS >= shown[-1].tokens

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import textwrap
 
 import pytest
@@ -176,9 +178,20 @@ def test_tier3_cut_prefers_symbol_starts(module_outline: Outline, counter: Token
     )
 
 
-def test_tier1_folds_members_before_cutting(counter: TokenCounter) -> None:
-    """Ensure that an outline over its cap drops methods first, so every top-level
-    class still shows, and says how many members were folded."""
+def _folded(content: str, header: str) -> int:
+    """How many members the fold note on `header`'s row says were left out (0 if none)."""
+    for row in content.splitlines():
+        text = row.split("│ ", 1)[-1]
+        if text.startswith(header):
+            match = re.search(r"\(\+(\d+) (?:member|subsection)s?\)", text)
+            return int(match.group(1)) if match else 0
+    raise AssertionError(f"{header!r} not shown")
+
+
+def test_tier1_keeps_top_level_then_members_breadth_first(counter: TokenCounter) -> None:
+    """Ensure that an outline over its cap keeps every top-level class, then members
+    breadth-first (each class's first method before any class's second), and that each
+    class's fold note counts exactly the members left out."""
     src = "".join(
         f"class C{i}:\n" + "".join(f"    def method_{j}(self, a, b): pass\n" for j in range(8))
         for i in range(12)
@@ -189,9 +202,33 @@ def test_tier1_folds_members_before_cutting(counter: TokenCounter) -> None:
     small = render("m.py", src, o, Tier.OUTLINE, counter, cap_tokens=full.tokens // 2)
     check(small, counter, full.tokens // 2)
     assert small.truncated
-    assert all(f"class C{i}:" in small.content for i in range(12))
-    assert "method_0" not in small.content
-    assert "class C0:  # (+8 members)" in small.content
+    blocks = re.split(r"^\s*\d+│ class ", small.content, flags=re.M)[1:]
+    assert len(blocks) == 12
+    shown = [len(re.findall(r"def method_", b)) for b in blocks]
+    assert 0 < sum(shown) < 96
+    assert max(shown) - min(shown) <= 1  # breadth-first
+    for i, block in enumerate(blocks):
+        assert all(f"method_{j}(" in block for j in range(shown[i]))  # the first ones
+        assert _folded(small.content, f"class C{i}:") == 8 - shown[i]
+
+
+def test_tier1_keeps_ranked_and_focused_symbols_first(counter: TokenCounter) -> None:
+    """Ensure that under a tight cap the focused symbol and then the ranked ones are what
+    an outline keeps, each with its class, and that the rest is counted, not lost."""
+    src = "".join(
+        f"class C{i}:\n" + "".join(f"    def method_{j}(self, a, b): pass\n" for j in range(8))
+        for i in range(12)
+    ) + "def tail(): pass\n"
+    o = outline_python(src.encode())
+    r = render("m.py", src, o, Tier.OUTLINE, counter, focus=["C9.method_5"],
+               ranks={"C3.method_7": 0.9, "tail": 0.5}, cap_tokens=90)
+    check(r, counter, 90)
+    text = r.content
+    for wanted in ("class C9:", "def method_5", "class C3:", "def method_7", "def tail"):
+        assert wanted in text
+    assert text.index("class C3:") < text.index("def method_7") < text.index("class C9:")
+    assert _folded(text, "class C9:") == 7
+    assert re.search(r"… \d+ more definitions not shown", text)
 
 
 def test_cap_zero_gives_empty(module_outline: Outline, counter: TokenCounter) -> None:
@@ -361,8 +398,9 @@ def test_folding_keeps_focused_source_verbatim(counter: TokenCounter) -> None:
     r = render("b.py", src, o, Tier.FOCUSED, counter, focus=focus, cap_tokens=full.tokens - 1)
     check(r, counter, full.tokens - 1)
     assert r.truncated and r.shown_symbols == ("Big.method_20",)
-    assert "class Big:  # (+39 members)" in r.content  # folded on both sides of the body
-    assert "class One:  # (+1 member)" in r.content
+    shown_methods = len(re.findall(r"def method_\d+\(self, a, b\)\n", r.content))  # outline rows, not the body
+    assert _folded(r.content, "class Big:") == 39 - shown_methods > 0
+    assert "class One:" in r.content
     for row in r.content.splitlines():
         number, text = row.split("│ ", 1)
         if "method_20" in text or "+ 20" in text:
@@ -379,5 +417,6 @@ def test_markdown_folds_deep_headings(counter: TokenCounter) -> None:
     full = render("BIG.md", md, o, Tier.OUTLINE, counter, cap_tokens=10**6)
     r = render("BIG.md", md, o, Tier.OUTLINE, counter, cap_tokens=full.tokens // 2)
     check(r, counter, full.tokens // 2)
-    assert all(f"# Part {i} (+10 subsections)" in r.content for i in range(5))
-    assert "Detail" not in r.content
+    shown = [len(re.findall(rf"### Detail {i}\.", r.content)) for i in range(5)]
+    assert all(_folded(r.content, f"# Part {i}") == 10 - shown[i] for i in range(5))
+    assert 0 < sum(shown) < 50 and max(shown) - min(shown) <= 1
