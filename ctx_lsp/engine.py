@@ -309,7 +309,7 @@ class Engine:
         }
         signals = Signals(
             has_messages=bool(request.messages), has_working_files=bool(ctx.working), has_query=bool(request.query.strip()),
-            top_hit_ratio=retrieval.top_hit_ratio(ranked),
+            top_hit_ratio=retrieval.top_hit_ratio(ranked), working_focus=any(w.focus_symbols for w in ctx.working),
         )
         title = f"Context for: {request.query.strip()}" if request.query.strip() else "Context"
         outcome = assemble(offers, window_type, profile, config.weights, plan.total, counter, title,

@@ -24,6 +24,7 @@ class Signals:
     has_working_files: bool
     has_query: bool
     top_hit_ratio: float  # best retrieval file score / second best (1.0 when < 2 hits)
+    working_focus: bool = True  # a working file has a cursor or unsaved edits
 
 
 Shares = dict[str, float]
@@ -40,8 +41,15 @@ def _move(shares: Shares, source: str, target: str, fraction: float = 1.0) -> fl
 
 
 def no_conversation_to_working_files(shares: Shares, s: Signals) -> str | None:
+    """Working files with a cursor or edits can use more room (focused bodies, callers);
+    files only named as working files need their outline, and the extra share is better
+    spent on their neighbourhood: the codebase map, which is ranked towards them."""
     if s.has_messages or not s.has_working_files:
         return None
+    if not s.working_focus:
+        moved = _move(shares, "conversation_history", "codebase_map")
+        return (f"no conversation, and no cursor or edits in the working files: its {moved:.0%} share "
+                "goes to the codebase map around them") if moved else None
     moved = _move(shares, "conversation_history", "working_files")
     return f"no conversation: its {moved:.0%} share goes to working files" if moved else None
 

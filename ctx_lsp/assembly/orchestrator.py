@@ -4,8 +4,8 @@
 2. adjust — dynamic rules move shares (no conversation → working files, …), then shares of
    contributors with nothing to offer are redistributed;
 3. allocate by priority — `clamp(available × target, min, max)`, and each contributes;
-4. reallocate surplus — donors using < 30 % give to recipients using > 80 % (by priority,
-   up to their max), which contribute again;
+4. reallocate surplus — donors using < 30 % (or with everything they offer shown in full)
+   give to recipients using > 80 % (by priority, up to their max), which contribute again;
 5. condense — while the rendered text is over budget, step sections down a tier in
    `condensation_order` (3 → 2 → 1 → drop).
 
@@ -32,13 +32,18 @@ SURPLUS_DONOR_MAX_USE = 0.30
 """Contributors using < 30 % of their allocation donate the rest (DESIGN, pass 4)."""
 SURPLUS_RECIPIENT_MIN_USE = 0.80
 """Contributors using > 80 % of their allocation may receive surplus (DESIGN, pass 4)."""
-BREADTH_SHARE = 0.5
+BREADTH_SHARE = 0.75
 """Breadth-first contributors first spend up to half their allocation on outlines of as
 many candidates as fit, then upgrade the best ones: an agent told where ten relevant
 things are does better than one shown two files in full."""
-SKELETON_TOKENS = 150
+SKELETON_TOKENS = 110
 """A breadth contributor's first placement of a file: its few most relevant definitions
 (an outline pruned to this size) — where things are, before what they are."""
+MEDIUM_OUTLINE_TOKENS = 400
+"""The first growth step of a breadth contributor's files: enough for a module's main
+classes and functions, before any one file grows to its whole outline."""
+MEDIUM_MIN_RELATIVE_SALIENCE = 0.2
+"""Only files at least this salient relative to the contributor's best take the medium step."""
 MIN_CUT_SECTION_TOKENS = 80
 """An outline cut below ~80 tokens shows a path and a line or two: not worth its slot."""
 SECTION_JOIN_SLACK = 2
@@ -210,9 +215,16 @@ def _fill(state: _State, taken: dict[str, str], pricer: _Pricer, decisions: dict
             p = _skeleton_fit(c, room, pricer) if room >= MIN_CUT_SECTION_TOKENS else None
             if p is not None:
                 place(p)
-        for richest in (Tier.OUTLINE, None):  # whole outlines for all first, then richer tiers
+        # Grow in rounds, best first in each: every file to a medium outline, then to its
+        # whole outline, then to richer tiers — ten useful outlines before two complete ones.
+        best = max((p.candidate.salience for p in state.placed), default=0.0)
+        for richest, limit in ((Tier.OUTLINE, MEDIUM_OUTLINE_TOKENS), (Tier.OUTLINE, None), (None, None)):
             for i, p in enumerate(list(state.placed)):
+                if limit is not None and p.candidate.salience < MEDIUM_MIN_RELATIVE_SALIENCE * best:
+                    continue  # a long tail of medium outlines would starve the best files
                 room = budget - state.used + p.cost
+                if limit is not None:
+                    room = min(room, limit + pricer.cost(p.candidate, p.rendering) - p.rendering.tokens)
                 better = _best_fit(p.candidate, room, pricer, richest) or _cut_fit(p.candidate, room, pricer)
                 if better is not None and better.cost > p.cost:
                     state.placed[i] = better
@@ -302,17 +314,19 @@ def assemble(
     donors: set[str] = set()
     for name in order:
         s = states[name]
-        if s.allocation and s.used < SURPLUS_DONOR_MAX_USE * s.allocation:
+        idle = s.allocation and s.used < SURPLUS_DONOR_MAX_USE * s.allocation
+        if idle or (s.allocation > s.used and _satisfied(s, taken)):
             gift = s.allocation - s.used
             pool += gift
             donors.add(name)
-            reallocations.append(f"{name} donated {gift} unused tokens (used {s.used}/{s.allocation})")
+            why = "unused" if idle else "unneeded (everything it has is shown in full)"
+            reallocations.append(f"{name} donated {gift} {why} tokens (used {s.used}/{s.allocation})")
             s.allocation = s.used
     # Busy recipients first (DESIGN); then, so budget is not left idle, anyone who still has
     # candidates that did not fit.
     busy = [n for n in order if n not in donors and states[n].allocation
             and states[n].used > SURPLUS_RECIPIENT_MIN_USE * states[n].allocation]
-    hungry = [n for n in order if n not in donors and n not in busy and _has_unplaced(states[n])]
+    hungry = [n for n in order if n not in donors and n not in busy and not _satisfied(states[n], taken)]
     for name in [*busy, *hungry]:
         s = states[name]
         if pool <= 0 or name in reserved:
@@ -358,9 +372,13 @@ def assemble(
                    list(decisions.values()))
 
 
-def _has_unplaced(state: _State) -> bool:
+def _satisfied(state: _State, taken: Mapping[str, str]) -> bool:
+    """Everything the contributor offers is in the bundle, at the tier it wants, uncut:
+    more room would change nothing, so its unused allocation is surplus (pass 4)."""
     placed = {p.candidate.id for p in state.placed}
-    return any(c.id not in placed for c in state.offer.candidates)
+    if any(c.id not in placed and taken.get(c.path, state.name) == state.name for c in state.offer.candidates):
+        return False
+    return all(p.tier >= p.candidate.tier and not p.rendering.truncated for p in state.placed)
 
 
 def _normalise(shares: dict[str, float]) -> None:

@@ -63,6 +63,8 @@ class _Row(NamedTuple):
     """Qualnames whose full source (tier 2) ends on this row."""
     source: bool = False
     """A verbatim source line (tier 2), never annotated."""
+    short: str = ""
+    """A compact form of `text` (signature cut, no docstring) for outlines pruned to fit."""
 
 
 class _Unit(NamedTuple):
@@ -93,6 +95,7 @@ def render(
     focus: Collection[str] = (),
     ranks: Mapping[str, float] | None = None,
     cap_tokens: int | None = None,
+    compact: bool = False,
 ) -> Rendering:
     """Render `text` (the file at `path`, outlined as `outline`) at `tier`.
 
@@ -100,6 +103,8 @@ def render(
     lines, and which an outline over its cap keeps first; unknown names are ignored, and
     no focus makes tier 2 the same as tier 1. `ranks` (qualname → relevance) orders what
     an outline over its cap keeps next: the request's best definitions before the rest.
+    `compact` outlines (a map's) list definitions only — short signatures, no docstrings
+    or imports — so that more of a repository fits.
     Plain text (and markdown without headings, or Python without anything to outline)
     is whole-or-nothing at every tier.
     """
@@ -114,7 +119,7 @@ def render(
     if outline.language == "markdown":
         rows, units = _markdown_rows(outline)
     else:
-        rows, units = _python_rows(outline, lines, focus, ranks or {})
+        rows, units = _python_rows(outline, lines, focus, ranks or {}, compact)
         if not rows:  # a script of bare statements: no outline to show, so like text
             return _whole_or_nothing(text, outline, tier, counter, cap)
     noun = "member" if outline.language == "python" else "subsection"
@@ -236,12 +241,45 @@ def _symbol_rows(symbol: Symbol, lines: Sequence[str], unit: int) -> list[_Row]:
         _Row(number, indent + _cut_doc(decorator), False, unit)
         for number, decorator in zip(decorator_lines, symbol.decorators)
     ]
-    text = indent + symbol.signature + (":" if symbol.kind == "class" else "")
+    colon = ":" if symbol.kind == "class" else ""
+    text = indent + symbol.signature + colon
+    short = indent + _short_signature(symbol.signature) + colon
     if symbol.doc:
         text += "  # " + _cut_doc(symbol.doc)
-    rows.append(_Row(header, text, False, unit))
+    rows.append(_Row(header, text, False, unit, short=short))
     rows[0] = rows[0]._replace(starts_symbol=True)
     return rows
+
+
+SHORT_SIGNATURE_CHARS = 100
+"""Signatures longer than this are cut at a parameter in pruned outlines: where a
+definition is and what it is called matters more there than its fifteenth parameter."""
+
+
+def _short_signature(signature: str, limit: int = SHORT_SIGNATURE_CHARS) -> str:
+    """`def f(a: int, b: str, …) -> T` from a long signature; short ones unchanged."""
+    if len(signature) <= limit:
+        return signature
+    open_at = signature.find("(")
+    close_at = signature.rfind(")")
+    if open_at < 0 or close_at < open_at:
+        return signature[: limit - 1] + "…"
+    tail = signature[close_at + 1 :]
+    if len(tail) > 40:
+        tail = ""
+    room = max(open_at + 1, limit - len(tail) - 4)
+    cut, depth = -1, 0
+    for i in range(open_at + 1, min(room, close_at)):  # the last top-level ", " in room
+        ch = signature[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            cut = i
+    head = signature[:cut] if cut > open_at else signature[: open_at + 1]
+    joiner = ", …)" if cut > open_at else "…)"
+    return head + joiner + tail
 
 
 # Unit keys: what an outline over its cap keeps first (lowest key first).
@@ -255,20 +293,22 @@ _KEY_MEMBER = 6  # members: the first of every class, then the second of every c
 
 
 def _python_rows(
-    outline: Outline, lines: Sequence[str], focus: Collection[str], ranks: Mapping[str, float]
+    outline: Outline, lines: Sequence[str], focus: Collection[str], ranks: Mapping[str, float],
+    compact: bool = False,
 ) -> tuple[list[_Row], list[_Unit]]:
     rows: list[_Row] = []
     units: list[_Unit] = []
     if outline.docstring:
         units.append(_Unit((_KEY_MODULE_DOC,)))
         rows.append(_Row(_module_doc_line(lines), f'"""{_cut_doc(outline.docstring)}"""', unit=len(units) - 1))
-    summary = _import_summary(outline)
+    summary = None if compact else _import_summary(outline)
     if summary is not None:
         units.append(_Unit((_KEY_IMPORTS,)))
         rows.append(_Row(*summary, unit=len(units) - 1))
     for c in outline.constants:
         units.append(_Unit((_KEY_CONSTANT, c.line)))
-        rows.append(_Row(c.line, c.text, unit=len(units) - 1))
+        text = c.text if not compact or len(c.text) <= SHORT_SIGNATURE_CHARS else c.text[: SHORT_SIGNATURE_CHARS - 1] + "…"
+        rows.append(_Row(c.line, text, unit=len(units) - 1))
     if lines:
         focus_order = {name: i for i, name in enumerate(focus)}
         open_units: list[tuple[int, int]] = []  # (depth, unit) of the visible symbols enclosing this one
@@ -291,7 +331,10 @@ def _python_rows(
                 key = (_KEY_MEMBER, symbol.depth, ordinal, symbol.start_line)
             units.append(_Unit(key, parent, True))
             unit = len(units) - 1
-            rows.extend(_symbol_rows(symbol, lines, unit))
+            symbol_rows = _symbol_rows(symbol, lines, unit)
+            if compact and symbol.qualname not in focus_order:
+                symbol_rows = [row._replace(text=row.short) if row.short else row for row in symbol_rows]
+            rows.extend(symbol_rows)
             open_units.append((symbol.depth, unit))
     rows.sort(key=lambda row: row.line)  # stable: a symbol's rows keep their order
     return rows, units
@@ -400,9 +443,11 @@ def _closure(order: Sequence[int], units: Sequence[_Unit]) -> set[int]:
 
 
 def _pruned(rows: Sequence[_Row], units: Sequence[_Unit], kept: set[int], noun: str) -> list[_Row]:
-    """The rows of the kept units. A kept outline row of a symbol with left-out members
+    """The rows of the kept units, compact (short signatures, no docstrings) but for the
+    request's own symbols. A kept outline row of a symbol with left-out members
     says how many (`class Option:  # (+12 members)`); left-out top-level definitions are
     counted on a last line."""
+    compact = {u for u in kept if units[u].key[0] != _KEY_FOCUS}
     hidden_under: dict[int, int] = {}
     hidden_top = 0
     for i, unit in enumerate(units):
@@ -416,7 +461,7 @@ def _pruned(rows: Sequence[_Row], units: Sequence[_Unit], kept: set[int], noun: 
     last_row_of: dict[int, int] = {}  # unit -> index in `out` of its last outline row
     for row in rows:
         if row.unit in kept:
-            out.append(row)
+            out.append(row._replace(text=row.short) if row.short and row.unit in compact else row)
             if not row.source:
                 last_row_of[row.unit] = len(out) - 1
     for unit, count in hidden_under.items():

@@ -83,11 +83,12 @@ def file_candidate(
     tier: Tier,
     focus: Collection[str] = (),
     ranks: Callable[[], Mapping[str, float]] | None = None,
+    compact: bool = False,
 ) -> Candidate:
     """A whole-file candidate rendered with the standard tiers (outline/focused/full).
 
-    `focus` and `ranks` (called only if an outline has to be pruned to fit, so only for
-    files actually rendered) say which definitions an outline over its cap keeps first.
+    `focus` and `ranks` (called once, when the file is first rendered) say which
+    definitions an outline over its cap keeps first; `compact` lists definitions only.
     """
     workspace, counter, focus = ctx.workspace, ctx.counter, tuple(focus)
     ranked: list[Mapping[str, float]] = []
@@ -101,12 +102,12 @@ def file_candidate(
         # Keyed by the file's content hash and buffer version and by what orders the
         # outline, so renderings are shared across requests while the file is unchanged.
         ordering = (focus, tuple(sorted(rank_map().items()))) if t < Tier.FULL else ()
-        key = (entry.abs_path, entry.hash, entry.overlay_version, int(t), cap, ordering)
+        key = (entry.abs_path, entry.hash, entry.overlay_version, int(t), cap, ordering, compact)
         hit = ctx.renders.get(key)
         if hit is None:
             text, current = workspace.read_text(entry)
             hit = render(current.path, text, current.outline, t, counter, focus=focus, ranks=rank_map(),
-                         cap_tokens=cap)
+                         cap_tokens=cap, compact=compact)
             if current is entry:
                 ctx.renders.put(key, hit)
         return hit

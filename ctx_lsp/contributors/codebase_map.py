@@ -16,12 +16,11 @@ from ctx_lsp.index.graph import RankResult
 
 NAME = "codebase_map"
 MAX_MAP_FILES = 200
-"""Files offered to the map (the graph lists its best 200): skeletons of ~60–120 tokens
-each, so a large budget can map most of a mid-sized repository."""
+"""Files offered to the map (the graph lists its best 200), however low their rank: a
+large budget maps most of a mid-sized repository, the unreferenced files last."""
 DEFS_PER_FILE = 20
 """Definitions ranked per file: a map entry shows the best of them first (as many as its
 room allows), then the file's other top-level names."""
-MIN_FILE_SCORE = 0.01
 
 
 def offer(ctx: AssemblyContext, rank: RankResult) -> Offer:
@@ -30,7 +29,7 @@ def offer(ctx: AssemblyContext, rank: RankResult) -> Offer:
     working = ctx.working_paths
     graph = ctx.graph
     for f in rank.files:
-        if len(candidates) >= MAX_MAP_FILES or f.score < MIN_FILE_SCORE:
+        if len(candidates) >= MAX_MAP_FILES:
             break
         entry = ctx.workspace.files.get(f.abs_path)
         if entry is None or f.abs_path in working:
@@ -43,5 +42,5 @@ def offer(ctx: AssemblyContext, rank: RankResult) -> Offer:
                 return {}
             return {d.qualname: d.score for d in graph.rank_definitions(rank, [entry.abs_path], DEFS_PER_FILE)}
 
-        candidates.append(file_candidate(ctx, entry, NAME, f.score, reason, Tier.OUTLINE, ranks=ranks))
+        candidates.append(file_candidate(ctx, entry, NAME, f.score, reason, Tier.OUTLINE, ranks=ranks, compact=True))
     return Offer(NAME, candidates, strategy="breadth")

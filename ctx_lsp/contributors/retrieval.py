@@ -24,7 +24,7 @@ MAX_CANDIDATE_FILES = 40
 EXTRA_HIT_WEIGHT = 0.3
 """Each further matching symbol in a file adds 30 % of its score: several matches beat one."""
 MAX_EXTRA_HITS = 3
-TEST_FILE_FACTOR = 0.5
+TEST_FILE_FACTOR = 0.35
 """Tests match task words as well as the code they test; unless asked for, prefer the code."""
 GRAPH_BLEND = 0.35
 """Share of a file's salience that comes from its personalised graph rank."""

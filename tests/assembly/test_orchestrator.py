@@ -151,3 +151,28 @@ def test_breadth_shows_many_skeletons_then_grows_the_best() -> None:
     assert len(shown) > budget // full + 3
     assert shown[0].path == "r00.py" and shown[0].tokens == max(s.tokens for s in shown)
     assert shown[0].tokens > SKELETON_TOKENS >= shown[-1].tokens
+
+
+def test_a_contributor_with_everything_shown_donates_the_rest() -> None:
+    """Ensure that pass 4 takes unused budget from a contributor whose candidates are all
+    shown in full (it could use no more), even above the 30 % donor line, and gives it to
+    one that still has candidates waiting."""
+    wf = [text_candidate("working_files", "w.py", 1.0, {1: 100, 2: 100, 3: 100})]
+    rt = [text_candidate("retrieval", f"r{i:02}.py", 1 - i / 40, {1: 60}, Tier.OUTLINE) for i in range(30)]
+    out = run(offers(working_files=wf, retrieval=rt), 6000)
+    wf_used = next(c for c in out.contributions if c.contributor == "working_files")
+    assert wf_used.used == wf_used.allocated  # gave back what it did not need
+    assert any(e.startswith("working_files donated") and "unneeded" in e for e in out.reallocations)
+    assert any(e.startswith("retrieval received") for e in out.reallocations)
+    assert out.total_tokens <= 6000
+
+
+def test_unfocused_working_files_give_the_conversation_share_to_the_map() -> None:
+    """Ensure that with no conversation, the conversation share goes to working files when
+    one has a cursor or edits, and to the codebase map around them when none has."""
+    wf = [text_candidate("working_files", "w.py", 1.0, {1: 5, 3: 50})]
+    cm = [text_candidate("codebase_map", "m.py", 0.5, {1: 5})]
+    focused = run(offers(working_files=wf, codebase_map=cm), 1000, signals=Signals(False, True, True, 1.0, True))
+    named = run(offers(working_files=wf, codebase_map=cm), 1000, signals=Signals(False, True, True, 1.0, False))
+    assert any("share goes to working files" in a for a in focused.adjustments)
+    assert any("goes to the codebase map around them" in a for a in named.adjustments)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx_lsp.code.outline import Outline, Tier, outline_for, outline_python
-from ctx_lsp.code.tiers import TIER_CAP_TOKENS, Rendering, render
+from ctx_lsp.code.tiers import SHORT_SIGNATURE_CHARS, TIER_CAP_TOKENS, Rendering, _short_signature, render
 from ctx_lsp.tokens import TokenCounter, counter_for
 
 MODULE = textwrap.dedent(
@@ -420,3 +420,57 @@ def test_markdown_folds_deep_headings(counter: TokenCounter) -> None:
     shown = [len(re.findall(rf"### Detail {i}\.", r.content)) for i in range(5)]
     assert all(_folded(r.content, f"# Part {i}") == 10 - shown[i] for i in range(5))
     assert 0 < sum(shown) < 50 and max(shown) - min(shown) <= 1
+
+
+@pytest.mark.parametrize(
+    ("signature", "expected"),
+    [
+        ("def f(a)", "def f(a)"),
+        ("def progressbar(iterable: Iterable[V] | None = None, length: int | None = None, "
+         "label: str | None = None, show_eta: bool = True) -> ProgressBar[V]",
+         "def progressbar(iterable: Iterable[V] | None = None, …) -> ProgressBar[V]"),
+        ("def f(a: dict[str, int], " + "b" * 60 + ": dict[str, tuple[int, int, int]], c: int = 3) -> None",
+         "def f(a: dict[str, int], …) -> None"),
+        ("def x(" + "a" * 200 + ") -> int", "def x(…) -> int"),
+    ],
+)
+def test_short_signatures_cut_at_a_top_level_parameter(signature: str, expected: str) -> None:
+    """Ensure that pruned outlines cut long signatures between parameters (never inside
+    brackets), keep the return annotation, and leave short ones alone."""
+    assert _short_signature(signature) == expected
+    assert len(_short_signature(signature)) <= max(len(expected), SHORT_SIGNATURE_CHARS)
+
+
+def test_compact_outline_lists_definitions_only(counter: TokenCounter) -> None:
+    """Ensure that a compact (map) outline drops imports and docstrings, shortens long
+    signatures, keeps the module docstring line, and costs less than the outline."""
+    src = textwrap.dedent(
+        '''\
+        """A module."""
+        import os
+        from typing import Any
+
+        LIMIT = 3
+
+
+        def configure(first_option: int = 1, second_option: str = "two", third_option: float = 3.0, fourth_option: Any = None) -> None:
+            """Configure everything."""
+
+
+        class Thing:
+            """A thing."""
+
+            def method(self) -> int:
+                """Return one."""
+                return 1
+        '''
+    )
+    o = outline_python(src.encode())
+    full = render("m.py", src, o, Tier.OUTLINE, counter)
+    compact = render("m.py", src, o, Tier.OUTLINE, counter, compact=True)
+    assert "import os" in full.content and "import os" not in compact.content
+    assert "Configure everything" in full.content and "Configure everything" not in compact.content
+    assert "A module." in compact.content and "LIMIT = 3" in compact.content
+    assert "def configure(first_option: int = 1, second_option: str = \"two\", …) -> None" in compact.content
+    assert "class Thing:" in compact.content and "def method(self) -> int" in compact.content
+    assert compact.tokens < full.tokens and not compact.truncated
