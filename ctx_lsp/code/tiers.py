@@ -9,6 +9,7 @@ tier 3 is the file verbatim. Every rendering is cut to its token cap with
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -108,32 +109,195 @@ def render(
     Plain text (and markdown without headings, or Python without anything to outline)
     is whole-or-nothing at every tier.
     """
-    tier = Tier(tier)
-    cap = max(0, TIER_CAP_TOKENS[tier] if cap_tokens is None else cap_tokens)
-    if outline.language == "text" or (outline.language == "markdown" and not outline.symbols):
-        return _whole_or_nothing(text, outline, tier, counter, cap)
-    if tier == Tier.FULL:
-        return _full(text, outline, counter, cap)
+    renderer = OutlineRenderer(path, text, outline, counter, focus=focus, ranks=ranks, compact=compact)
+    return renderer.render(tier, cap_tokens)
 
-    lines = split_lines(text)
-    if outline.language == "markdown":
-        rows, units = _markdown_rows(outline)
-    else:
-        rows, units = _python_rows(outline, lines, focus, ranks or {}, compact)
+
+class OutlineRenderer:
+    """One file prepared to be rendered at several tiers and caps, as assembly asks (a
+    skeleton, a medium outline, the whole outline, a focused tier): its outline rows are
+    built once and each row's tokens counted once, so fitting another cap costs a few
+    sums and one exact count. Arguments as for `render`."""
+
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        outline: Outline,
+        counter: TokenCounter,
+        *,
+        focus: Collection[str] = (),
+        ranks: Mapping[str, float] | None = None,
+        compact: bool = False,
+    ):
+        self.path = path
+        self.text = text
+        self.outline = outline
+        self.counter = counter
+        self.focus = tuple(focus)
+        self.ranks = ranks or {}
+        self.compact = compact
+        self.noun = "member" if outline.language == "python" else "subsection"
+        self.width = len(str(max(outline.line_count, 1)))
+        self._lines: list[str] | None = None
+        self._rows: tuple[list[_Row], list[_Unit]] | None = None
+        self._focused: dict[tuple[str, ...], tuple[list[_Row], list[_Unit]]] = {}
+        self._costs: dict[tuple[int, str], int] = {}
+        self._cumulative: dict[int, list[int]] = {}  # id(rows) -> prefix cost estimates
+
+    def render(self, tier: Tier, cap_tokens: int | None = None) -> Rendering:
+        tier = Tier(tier)
+        cap = max(0, TIER_CAP_TOKENS[tier] if cap_tokens is None else cap_tokens)
+        outline, counter = self.outline, self.counter
+        if outline.language == "text" or (outline.language == "markdown" and not outline.symbols):
+            return _whole_or_nothing(self.text, outline, tier, counter, cap)
+        if tier == Tier.FULL:
+            return _full(self.text, outline, counter, cap)
+        rows, units = self._outline_rows()
         if not rows:  # a script of bare statements: no outline to show, so like text
-            return _whole_or_nothing(text, outline, tier, counter, cap)
-    noun = "member" if outline.language == "python" else "subsection"
-    if tier == Tier.FOCUSED and focus:
-        # Over the cap, shed the later (less relevant) bodies before folding the outline:
-        # every signature of the file tells an agent more than a third focused body.
-        wanted = list(focus)
+            return _whole_or_nothing(self.text, outline, tier, counter, cap)
+        if tier == Tier.FOCUSED and self.focus:
+            # Over the cap, shed the later (less relevant) bodies before folding the outline:
+            # every signature of the file tells an agent more than a third focused body.
+            wanted = self.focus
+            while True:
+                focused = self._focused.get(wanted)
+                if focused is None:
+                    focused = self._focused[wanted] = _focus(rows, units, outline, self._split(), wanted)
+                result = self._fit(*focused, tier, cap)
+                if not result.truncated or len(wanted) <= 1:
+                    return result
+                wanted = wanted[: len(wanted) // 2]
+        return self._fit(rows, units, tier, cap)
+
+    def _split(self) -> list[str]:
+        if self._lines is None:
+            self._lines = split_lines(self.text)
+        return self._lines
+
+    def _outline_rows(self) -> tuple[list[_Row], list[_Unit]]:
+        if self._rows is None:
+            if self.outline.language == "markdown":
+                self._rows = _markdown_rows(self.outline)
+            else:
+                self._rows = _python_rows(self.outline, self._split(), self.focus, self.ranks, self.compact)
+        return self._rows
+
+    def _costs_of(self, keys: Sequence[tuple[int, str]]) -> list[int]:
+        """Tokens of each (line number, text) row as rendered, counted once per file."""
+        costs = self._costs
+        missing = [k for k in dict.fromkeys(keys) if k not in costs]
+        if missing:
+            width = self.width
+            lines = [f"{n:>{width}}{GUTTER}{t}\n" if n else f"{'':>{width}}{GUTTER}{t}\n" for n, t in missing]
+            costs.update(zip(missing, self.counter.count_many(lines)))
+        return [costs[k] for k in keys]
+
+    def _estimate(self, rows: Sequence[_Row]) -> int:
+        """Sum of the rows' own token counts: within a few tokens of the joined text's."""
+        return sum(self._costs_of([(row.line, row.text) for row in rows]))
+
+    def _fit(self, rows: list[_Row], units: list[_Unit], tier: Tier, cap: int) -> Rendering:
+        """Fit the rows to the cap. An outline that does not fit keeps whole units in key
+        order while they fit — the request's symbols, then its ranked definitions, then
+        every top-level name, then members breadth-first — rather than the first half of
+        the file. Only when not even the first unit fits is it cut, preferably before a
+        symbol."""
+        counter, noun = self.counter, self.noun
+        outline = self.outline
+        if self._estimate(rows) <= cap + ESTIMATE_SLACK_TOKENS or len(units) <= 1:
+            content, breaks = _content(rows, self.width)
+            exact = counter.count(content)
+            if exact <= cap:
+                return _outline_rendering(tier, content, exact, rows, outline, False)
+            if len(units) <= 1:  # one unit over its cap: cut it, preferably before a symbol
+                return _cut_rendering(tier, content, breaks, rows, outline, counter, cap)
+        present = {row.unit for row in rows}
+        order = sorted((u for u in range(len(units)) if u in present), key=lambda u: units[u].key)
+        target, hi = cap, len(order) - 1
         while True:
-            focused_rows, focused_units = _focus(rows, units, outline, lines, wanted)
-            result = _fit(focused_rows, focused_units, outline, tier, counter, cap, noun)
-            if not result.truncated or len(wanted) <= 1:
-                return result
-            wanted = wanted[: len(wanted) // 2]
-    return _fit(rows, units, outline, tier, counter, cap, noun)
+            k, kept_rows = self._largest_prefix(rows, units, order, target, hi)
+            if k == 0:
+                break
+            content, _ = _content(kept_rows, self.width)
+            exact = counter.count(content)
+            if exact <= cap:
+                return _outline_rendering(tier, content, exact, kept_rows, outline, True)
+            target -= exact - cap  # the estimate was low: aim lower, with fewer units
+            hi = k - 1
+        first = _pruned(rows, units, _closure(order[:1], units), noun)
+        content, breaks = _content(first, self.width)
+        return _cut_rendering(tier, content, breaks, first, outline, counter, cap, pruned=True)
+
+    def _largest_prefix(
+        self, rows: list[_Row], units: list[_Unit], order: list[int], target: int, hi: int
+    ) -> tuple[int, list[_Row]]:
+        """The largest k ≤ hi whose first k units (with their enclosing ones) are estimated
+        to fit `target`, and their rows; (0, []) if not even one does. The estimate sums
+        each unit's rows (compact, as `_pruned` shows them) and a fold note per class."""
+        cumulative = self._cumulative.get(id(rows))
+        if cumulative is None:
+            cumulative = self._cumulative[id(rows)] = self._prefix_costs(rows, units, order)
+        k = bisect_right(cumulative, target, 0, hi + 1) - 1
+        if k <= 0:
+            return 0, []
+        return k, _pruned(rows, units, _closure(order[:k], units), self.noun)
+
+    def _prefix_costs(self, rows: list[_Row], units: list[_Unit], order: list[int]) -> list[int]:
+        """cumulative[k]: estimated tokens of the outline pruned to the first k units."""
+        keys: list[tuple[int, str]] = []
+        owners: list[int] = []
+        for row in rows:
+            compact = row.short and units[row.unit].key[0] != _KEY_FOCUS
+            keys.append((row.line, row.short if compact else row.text))
+            owners.append(row.unit)
+        unit_cost = [0] * len(units)
+        for owner, cost in zip(owners, self._costs_of(keys)):
+            unit_cost[owner] += cost
+        parents = {u.parent for u in units if u.definition and u.parent >= 0}
+        cumulative = [0]
+        kept: set[int] = set()
+        total = FOLD_TRAILER_TOKENS
+        for u in order:
+            while u >= 0 and u not in kept:
+                kept.add(u)
+                total += unit_cost[u] + (FOLD_NOTE_TOKENS if u in parents else 0)
+                u = units[u].parent
+            cumulative.append(total)
+        return cumulative
+
+
+FOLD_NOTE_TOKENS = 6
+"""Tokens a `(+N members)` note adds to its row (estimate)."""
+FOLD_TRAILER_TOKENS = 10
+"""Tokens of the `… N more definitions not shown` line (estimate)."""
+def _outline_rendering(
+    tier: Tier, content: str, tokens: int, rows: Sequence[_Row], outline: Outline, pruned: bool
+) -> Rendering:
+    """An outline whose rows all fit (`tokens` counted exactly on `content`)."""
+    shown = tuple(dict.fromkeys(name for row in rows for name in row.ends))
+    if not content:
+        return Rendering(tier, "", 0, 0, 0, bool(rows), ())
+    return Rendering(tier, content, tokens, 1 if outline.line_count else 0, outline.line_count, pruned, shown)
+
+
+def _cut_rendering(
+    tier: Tier, content: str, breaks: list[int], rows: Sequence[_Row], outline: Outline,
+    counter: TokenCounter, cap: int, pruned: bool = False,
+) -> Rendering:
+    """Rows that do not fit even pruned: whole lines up to the cap, preferably before a symbol."""
+    cut = cut_to_tokens(content, cap, counter, breaks=breaks)
+    kept = len(rows) - cut.omitted_lines if cut.truncated else len(rows)
+    shown = tuple(dict.fromkeys(name for row in rows[:kept] for name in row.ends))
+    if not cut.text:
+        return Rendering(tier, "", 0, 0, 0, bool(rows), ())
+    return Rendering(tier, cut.text, cut.tokens, 1 if outline.line_count else 0, outline.line_count,
+                     cut.truncated or pruned, shown)
+
+
+ESTIMATE_SLACK_TOKENS = 16
+"""Row-by-row counts may differ from the joined text's by a few tokens: within this of
+the cap, count exactly before deciding an outline needs pruning."""
 
 
 # -- tier 3 and plain text ---------------------------------------------------------------
@@ -475,57 +639,3 @@ def _pruned(rows: Sequence[_Row], units: Sequence[_Unit], kept: set[int], noun: 
     if hidden_top:
         out.append(_Row(0, f"… {hidden_top} more definition{'' if hidden_top == 1 else 's'} not shown"))
     return out
-
-
-def _fit(
-    rows: list[_Row],
-    units: list[_Unit],
-    outline: Outline,
-    tier: Tier,
-    counter: TokenCounter,
-    cap: int,
-    noun: str,
-) -> Rendering:
-    """Fit the rows to the cap. An outline that does not fit keeps whole units in key
-    order while they fit — the request's symbols, then its ranked definitions, then every
-    top-level name, then members breadth-first — rather than the first half of the file.
-    Only when not even the first unit fits is it cut, preferably before a symbol."""
-    width = len(str(max(outline.line_count, 1)))
-    content, breaks = _content(rows, width)
-    cut = cut_to_tokens(content, cap, counter, breaks=breaks)
-    pruned = False
-    if cut.truncated and len(units) > 1:
-        present = {row.unit for row in rows}
-        order = sorted((u for u in range(len(units)) if u in present), key=lambda u: units[u].key)
-        best: tuple[str, list[int], list[_Row]] | None = None
-        lo, hi = 1, len(order) - 1  # the largest prefix of `order` that fits
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            kept_rows = _pruned(rows, units, _closure(order[:mid], units), noun)
-            text, kept_breaks = _content(kept_rows, width)
-            if counter.count(text) <= cap:
-                best = (text, kept_breaks, kept_rows)
-                lo = mid + 1
-            else:
-                hi = mid - 1
-        if best is not None:
-            content, breaks, rows = best
-            cut = cut_to_tokens(content, cap, counter, breaks=breaks)
-        else:
-            rows = _pruned(rows, units, _closure(order[:1], units), noun)
-            content, breaks = _content(rows, width)
-            cut = cut_to_tokens(content, cap, counter, breaks=breaks)
-        pruned = True
-    kept = len(rows) - cut.omitted_lines if cut.truncated else len(rows)
-    shown = tuple(dict.fromkeys(name for row in rows[:kept] for name in row.ends))
-    if not cut.text:
-        return Rendering(tier, "", 0, 0, 0, bool(rows), ())
-    return Rendering(
-        tier,
-        cut.text,
-        cut.tokens,
-        1 if outline.line_count else 0,
-        outline.line_count,
-        cut.truncated or pruned,
-        shown,
-    )

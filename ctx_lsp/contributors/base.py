@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Collection, Mapping
 
 from ctx_lsp.assembly.candidate import Candidate, memoised
 from ctx_lsp.code.outline import Tier
-from ctx_lsp.code.tiers import Rendering, render
+from ctx_lsp.code.tiers import OutlineRenderer, Rendering
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.search import SearchIndex
 from ctx_lsp.index.workspace import Workspace
@@ -92,6 +92,7 @@ def file_candidate(
     """
     workspace, counter, focus = ctx.workspace, ctx.counter, tuple(focus)
     ranked: list[Mapping[str, float]] = []
+    prepared: list[tuple[OutlineRenderer, bool]] = []  # built on the first render that misses the cache
 
     def rank_map() -> Mapping[str, float]:
         if not ranked:
@@ -105,10 +106,13 @@ def file_candidate(
         key = (entry.abs_path, entry.hash, entry.overlay_version, int(t), cap, ordering, compact)
         hit = ctx.renders.get(key)
         if hit is None:
-            text, current = workspace.read_text(entry)
-            hit = render(current.path, text, current.outline, t, counter, focus=focus, ranks=rank_map(),
-                         cap_tokens=cap, compact=compact)
-            if current is entry:
+            if not prepared:
+                text, current = workspace.read_text(entry)
+                prepared.append((OutlineRenderer(current.path, text, current.outline, counter, focus=focus,
+                                                 ranks=rank_map(), compact=compact), current is entry))
+            renderer, current_is_entry = prepared[0]
+            hit = renderer.render(t, cap)
+            if current_is_entry:
                 ctx.renders.put(key, hit)
         return hit
 
