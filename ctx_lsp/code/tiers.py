@@ -143,7 +143,7 @@ class OutlineRenderer:
         self._rows: tuple[list[_Row], list[_Unit]] | None = None
         self._focused: dict[tuple[str, ...], tuple[list[_Row], list[_Unit]]] = {}
         self._costs: dict[tuple[int, str], int] = {}
-        self._cumulative: dict[int, list[int]] = {}  # id(rows) -> prefix cost estimates
+        self._prefixes: dict[int, _PrefixCosts] = {}  # id(rows) -> prefix cost estimates
 
     def render(self, tier: Tier, cap_tokens: int | None = None) -> Rendering:
         tier = Tier(tier)
@@ -205,7 +205,8 @@ class OutlineRenderer:
         symbol."""
         counter, noun = self.counter, self.noun
         outline = self.outline
-        if self._estimate(rows) <= cap + ESTIMATE_SLACK_TOKENS or len(units) <= 1:
+        surely_over = sum(len(row.text) for row in rows) > cap * MAX_CHARS_PER_TOKEN
+        if len(units) <= 1 or (not surely_over and self._estimate(rows) <= cap + ESTIMATE_SLACK_TOKENS):
             content, breaks = _content(rows, self.width)
             exact = counter.count(content)
             if exact <= cap:
@@ -234,39 +235,51 @@ class OutlineRenderer:
     ) -> tuple[int, list[_Row]]:
         """The largest k ≤ hi whose first k units (with their enclosing ones) are estimated
         to fit `target`, and their rows; (0, []) if not even one does. The estimate sums
-        each unit's rows (compact, as `_pruned` shows them) and a fold note per class."""
-        cumulative = self._cumulative.get(id(rows))
-        if cumulative is None:
-            cumulative = self._cumulative[id(rows)] = self._prefix_costs(rows, units, order)
-        k = bisect_right(cumulative, target, 0, hi + 1) - 1
+        each unit's rows (compact, as `_pruned` shows them) and a fold note per class; it
+        is extended only as far as a cap needs, so a skeleton of a big file counts a few
+        rows, not the file."""
+        prefix = self._prefixes.get(id(rows))
+        if prefix is None:
+            prefix = self._prefixes[id(rows)] = _PrefixCosts(self, rows, units, order)
+        cumulative = prefix.up_to(target)
+        k = bisect_right(cumulative, target, 0, min(hi + 1, len(cumulative))) - 1
         if k <= 0:
             return 0, []
         return k, _pruned(rows, units, _closure(order[:k], units), self.noun)
 
-    def _prefix_costs(self, rows: list[_Row], units: list[_Unit], order: list[int]) -> list[int]:
-        """cumulative[k]: estimated tokens of the outline pruned to the first k units."""
-        keys: list[tuple[int, str]] = []
-        owners: list[int] = []
+
+class _PrefixCosts:
+    """cumulative[k]: estimated tokens of an outline pruned to its first k units, built
+    lazily in unit order."""
+
+    def __init__(self, renderer: OutlineRenderer, rows: list[_Row], units: list[_Unit], order: list[int]):
+        self.renderer, self.units, self.order = renderer, units, order
+        self.rows_of: dict[int, list[tuple[int, str]]] = {}
         for row in rows:
             compact = row.short and units[row.unit].key[0] != _KEY_FOCUS
-            keys.append((row.line, row.short if compact else row.text))
-            owners.append(row.unit)
-        unit_cost = [0] * len(units)
-        for owner, cost in zip(owners, self._costs_of(keys)):
-            unit_cost[owner] += cost
-        parents = {u.parent for u in units if u.definition and u.parent >= 0}
-        cumulative = [0]
-        kept: set[int] = set()
-        total = FOLD_TRAILER_TOKENS
-        for u in order:
-            while u >= 0 and u not in kept:
-                kept.add(u)
-                total += unit_cost[u] + (FOLD_NOTE_TOKENS if u in parents else 0)
+            self.rows_of.setdefault(row.unit, []).append((row.line, row.short if compact else row.text))
+        self.parents = {u.parent for u in units if u.definition and u.parent >= 0}
+        self.kept: set[int] = set()
+        self.cumulative = [0]
+        self.total = FOLD_TRAILER_TOKENS
+
+    def up_to(self, target: int) -> list[int]:
+        """Extend the sums until one passes `target` (or every unit is in)."""
+        units, cumulative = self.units, self.cumulative
+        while len(cumulative) <= len(self.order) and cumulative[-1] <= target:
+            u = self.order[len(cumulative) - 1]
+            while u >= 0 and u not in self.kept:
+                self.kept.add(u)
+                self.total += sum(self.renderer._costs_of(self.rows_of.get(u, []))) + (
+                    FOLD_NOTE_TOKENS if u in self.parents else 0)
                 u = units[u].parent
-            cumulative.append(total)
+            cumulative.append(self.total)
         return cumulative
 
 
+MAX_CHARS_PER_TOKEN = 8
+"""Outline text averages ~4 characters a token; rows with more than 8 per token of the
+cap cannot fit, so the whole-outline count is skipped (a skeleton of a big file)."""
 FOLD_NOTE_TOKENS = 6
 """Tokens a `(+N members)` note adds to its row (estimate)."""
 FOLD_TRAILER_TOKENS = 10
