@@ -33,9 +33,9 @@ SURPLUS_DONOR_MAX_USE = 0.30
 SURPLUS_RECIPIENT_MIN_USE = 0.80
 """Contributors using > 80 % of their allocation may receive surplus (DESIGN, pass 4)."""
 BREADTH_SHARE = 0.75
-"""Breadth-first contributors first spend up to half their allocation on outlines of as
-many candidates as fit, then upgrade the best ones: an agent told where ten relevant
-things are does better than one shown two files in full."""
+"""Breadth-first contributors first spend up to three quarters of their allocation on
+skeletons of as many candidates as fit, then grow the best ones: an agent told where ten
+relevant things are does better than one shown two files in full."""
 SKELETON_TOKENS = 110
 """A breadth contributor's first placement of a file: its few most relevant definitions
 (an outline pruned to this size) — where things are, before what they are."""
@@ -158,14 +158,6 @@ def _best_fit(c: Candidate, room: int, pricer: _Pricer, richest: Tier | None = N
     return None
 
 
-def _fit_at(c: Candidate, tier: Tier, room: int, pricer: _Pricer) -> Placed | None:
-    r = c.render(tier, pricer.caps[tier])
-    if not r.content:
-        return None
-    cost = pricer.cost(c, r)
-    return Placed(c, r, cost) if cost <= room else None
-
-
 def _skeleton_fit(c: Candidate, room: int, pricer: _Pricer) -> Placed | None:
     """The candidate's outline at skeleton size (or less, if that is all the room)."""
     r = c.render(c.min_tier, SKELETON_TOKENS)
@@ -208,7 +200,7 @@ def _fill(state: _State, taken: dict[str, str], pricer: _Pricer, decisions: dict
 
     if state.offer.strategy == "breadth":
         # Skeletons (each file's most relevant definitions) of as many candidates as fit in
-        # half the allocation; then the best ones grow: fuller outlines, focused bodies.
+        # BREADTH_SHARE of the allocation; then the best ones grow.
         breadth_room = int(budget * BREADTH_SHARE)
         for c in fresh:
             room = (budget if not state.placed else breadth_room) - state.used
@@ -224,7 +216,7 @@ def _fill(state: _State, taken: dict[str, str], pricer: _Pricer, decisions: dict
                     continue  # a long tail of medium outlines would starve the best files
                 room = budget - state.used + p.cost
                 if limit is not None:
-                    room = min(room, limit + pricer.cost(p.candidate, p.rendering) - p.rendering.tokens)
+                    room = min(room, limit + p.cost - p.rendering.tokens)  # limit on content, plus overhead
                 better = _best_fit(p.candidate, room, pricer, richest) or _cut_fit(p.candidate, room, pricer)
                 if better is not None and better.cost > p.cost:
                     state.placed[i] = better

@@ -7,6 +7,7 @@ fits: the orchestrator does, so budgets are enforced in one place.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from ctx_lsp.index.workspace import Workspace
 from ctx_lsp.tokens import TokenCounter
 
 if TYPE_CHECKING:
-    from ctx_lsp.index.graph import ReferenceGraph
+    from ctx_lsp.index.graph import RankResult, ReferenceGraph
 
 
 class RenderCache:
@@ -74,6 +75,20 @@ class AssemblyContext:
         return {w.entry.abs_path for w in self.working}
 
 
+def definition_ranks(
+    ctx: AssemblyContext, rank: RankResult | None, abs_path: str, per_file: int
+) -> Callable[[], dict[str, float]]:
+    """The file's best `per_file` definitions scored for this request, computed when
+    called (only for files actually rendered)."""
+
+    def ranks() -> dict[str, float]:
+        if ctx.graph is None or rank is None:
+            return {}
+        return {d.qualname: d.score for d in ctx.graph.rank_definitions(rank, [abs_path], per_file)}
+
+    return ranks
+
+
 def file_candidate(
     ctx: AssemblyContext,
     entry: IndexedFile,
@@ -91,28 +106,31 @@ def file_candidate(
     definitions an outline over its cap keeps first; `compact` lists definitions only.
     """
     workspace, counter, focus = ctx.workspace, ctx.counter, tuple(focus)
-    ranked: list[Mapping[str, float]] = []
-    prepared: list[tuple[OutlineRenderer, bool]] = []  # built on the first render that misses the cache
 
-    def rank_map() -> Mapping[str, float]:
-        if not ranked:
-            ranked.append(ranks() if ranks is not None else {})
-        return ranked[0]
+    @functools.cache
+    def ordering() -> tuple[Mapping[str, float], tuple]:
+        """The ranks, and what orders the outline as a cache key (both computed once)."""
+        rank_map = ranks() if ranks is not None else {}
+        return rank_map, (focus, tuple(sorted(rank_map.items())), compact)
+
+    @functools.cache
+    def renderer() -> tuple[OutlineRenderer, bool]:
+        """Built on the first render that misses the cache; False if the file changed since
+        it was indexed (then its renderings are not shared)."""
+        text, current = workspace.read_text(entry)
+        return (OutlineRenderer(current.path, text, current.outline, counter, focus=focus,
+                                ranks=ordering()[0], compact=compact), current is entry)
 
     def rendering(t: Tier, cap: int) -> Rendering:
         # Keyed by the file's content hash and buffer version and by what orders the
         # outline, so renderings are shared across requests while the file is unchanged.
-        ordering = (focus, tuple(sorted(rank_map().items()))) if t < Tier.FULL else ()
-        key = (entry.abs_path, entry.hash, entry.overlay_version, int(t), cap, ordering, compact)
+        key = (entry.abs_path, entry.hash, entry.overlay_version, int(t), cap,
+               ordering()[1] if t < Tier.FULL else ())
         hit = ctx.renders.get(key)
         if hit is None:
-            if not prepared:
-                text, current = workspace.read_text(entry)
-                prepared.append((OutlineRenderer(current.path, text, current.outline, counter, focus=focus,
-                                                 ranks=rank_map(), compact=compact), current is entry))
-            renderer, current_is_entry = prepared[0]
-            hit = renderer.render(t, cap)
-            if current_is_entry:
+            prepared, shareable = renderer()
+            hit = prepared.render(t, cap)
+            if shareable:
                 ctx.renders.put(key, hit)
         return hit
 

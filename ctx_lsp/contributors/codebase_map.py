@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from ctx_lsp.assembly.orchestrator import Offer
 from ctx_lsp.code.outline import Tier
-from ctx_lsp.contributors.base import AssemblyContext, file_candidate
-from ctx_lsp.index.files import IndexedFile
+from ctx_lsp.contributors.base import AssemblyContext, definition_ranks, file_candidate
 from ctx_lsp.index.graph import RankResult
 
 NAME = "codebase_map"
@@ -27,7 +26,6 @@ def offer(ctx: AssemblyContext, rank: RankResult) -> Offer:
     """Files by personalised graph rank; definitions are ranked only for files rendered."""
     candidates = []
     working = ctx.working_paths
-    graph = ctx.graph
     for f in rank.files:
         if len(candidates) >= MAX_MAP_FILES:
             break
@@ -36,11 +34,6 @@ def offer(ctx: AssemblyContext, rank: RankResult) -> Offer:
             continue
         mentioned = rank.mentioned_in.get(f.abs_path, ())
         reason = f"graph rank {f.score:.2f}" + (f"; defines {', '.join(mentioned[:3])}" if mentioned else "")
-
-        def ranks(entry: IndexedFile = entry) -> dict[str, float]:
-            if graph is None or not entry.symbols:
-                return {}
-            return {d.qualname: d.score for d in graph.rank_definitions(rank, [entry.abs_path], DEFS_PER_FILE)}
-
+        ranks = definition_ranks(ctx, rank, entry.abs_path, DEFS_PER_FILE) if entry.symbols else None
         candidates.append(file_candidate(ctx, entry, NAME, f.score, reason, Tier.OUTLINE, ranks=ranks, compact=True))
     return Offer(NAME, candidates, strategy="breadth")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ctx_lsp.assembly.orchestrator import Offer
-from ctx_lsp.contributors.base import AssemblyContext, file_candidate
+from ctx_lsp.contributors.base import AssemblyContext, definition_ranks, file_candidate
 from ctx_lsp.index.graph import RankResult
 from ctx_lsp.index.search import SearchHit
 
@@ -107,7 +107,6 @@ def offer(ctx: AssemblyContext, ranked: Sequence[RankedFile], rank: RankResult |
     """Candidates for the best files; an outline that must be pruned keeps the matching
     symbols first, then the file's definitions ranked for the request (`rank`)."""
     candidates = []
-    graph = ctx.graph
     for r in ranked[:MAX_CANDIDATE_FILES]:
         entry = ctx.workspace.files.get(r.abs_path)
         if entry is None:
@@ -117,11 +116,6 @@ def offer(ctx: AssemblyContext, ranked: Sequence[RankedFile], rank: RankResult |
         reason = f"matches {', '.join(terms[:6])}" + (f" in {', '.join(symbols[:3])}" if symbols else "")
         if r.score > r.lexical + 1e-9:
             reason += "; near the working files in the reference graph"
-
-        def ranks(abs_path: str = r.abs_path) -> dict[str, float]:
-            if graph is None or rank is None:
-                return {}
-            return {d.qualname: d.score for d in graph.rank_definitions(rank, [abs_path], DEFINITIONS_RANKED)}
-
-        candidates.append(file_candidate(ctx, entry, NAME, r.score, reason, ctx.tier, symbols, ranks))
+        candidates.append(file_candidate(ctx, entry, NAME, r.score, reason, ctx.tier, symbols,
+                                         definition_ranks(ctx, rank, r.abs_path, DEFINITIONS_RANKED)))
     return Offer(NAME, candidates, strategy="breadth")
