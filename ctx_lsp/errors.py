@@ -48,6 +48,12 @@ class ConfigError(CtxError):
         self.key = key
 
 
+def type_problem(value: object, expected: str) -> str:
+    """What is wrong with a field that must be `expected` (e.g. "a string"): missing (absent,
+    null or empty) or of another JSON type. The `problem` of an `InvalidParam`."""
+    return "is required" if value in (None, "") else f"expected {expected}, got {json_type(value)}"
+
+
 def json_type(value: object) -> str:
     """JSON's name for a value's type: an agent sent JSON and thinks in JSON types."""
     if value is None:

@@ -3,20 +3,5 @@
 See `library.LibraryDocs` (the engine's entry point) and DESIGN: Library docs.
 """
 
-from ctx_lsp.docs.library import (
-    AGENT_DOCS_CAPS,
-    DEFAULT_DOCS_CAP,
-    DocsResult,
-    DocsSource,
-    LibraryDocs,
-    LibraryMatch,
-)
-
-__all__ = [
-    "AGENT_DOCS_CAPS",
-    "DEFAULT_DOCS_CAP",
-    "DocsResult",
-    "DocsSource",
-    "LibraryDocs",
-    "LibraryMatch",
-]
+from ctx_lsp.docs.library import *  # noqa: F403 — the package's API is library's
+from ctx_lsp.docs.library import __all__  # noqa: F401

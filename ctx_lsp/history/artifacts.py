@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from ctx_lsp.errors import InvalidParam, json_type
+from ctx_lsp.errors import InvalidParam, json_type, type_problem
 from ctx_lsp.tokens import TokenCounter
 
 DEFAULT_ARTIFACT_ORDER = ("spec", "user_stories", "architecture", "api_design")
@@ -145,14 +145,8 @@ def validate_artifacts(value: Any) -> list[tuple[str, str]]:
                 )
         key = item.get("key")
         if not isinstance(key, str) or not key.strip():
-            problem = (
-                "is required"
-                if key in (None, "")
-                else f"expected a non-empty string, got {json_type(key)}"
-            )
-            raise InvalidParam(
-                f"{path}.key", problem, "name the artifact, e.g. 'spec' or 'architecture'"
-            )
+            raise InvalidParam(f"{path}.key", type_problem(key, "a non-empty string"),
+                               "name the artifact, e.g. 'spec' or 'architecture'")
         if len(key) > MAX_KEY_CHARS or any(ch in key for ch in "\r\n\t"):
             raise InvalidParam(
                 f"{path}.key",
@@ -164,12 +158,8 @@ def validate_artifacts(value: Any) -> list[tuple[str, str]]:
         seen.add(key)
         content = item.get("content")
         if not isinstance(content, str):
-            problem = (
-                "is required"
-                if content is None
-                else f"expected a string, got {json_type(content)}"
-            )
-            raise InvalidParam(f"{path}.content", problem, "send the artifact's text as a string")
+            raise InvalidParam(f"{path}.content", type_problem(content, "a string"),
+                               "send the artifact's text as a string")
         out.append((key, content))
     return out
 

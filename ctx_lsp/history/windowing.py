@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctx_lsp.errors import CtxError, InvalidParam, json_type
+from ctx_lsp.errors import CtxError, InvalidParam, json_type, type_problem
 from ctx_lsp.tokens import TokenCounter, cut_to_tokens, line_count
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -251,14 +251,8 @@ def _validate_tool_call(call: Any, path: str) -> None:
         )
     call_id = call.get("id")
     if not isinstance(call_id, str) or not call_id:
-        problem = (
-            "is required"
-            if call_id in (None, "")
-            else f"expected a string, got {json_type(call_id)}"
-        )
-        raise InvalidParam(
-            f"{path}.id", problem, "send the id the tool result's tool_call_id refers to"
-        )
+        raise InvalidParam(f"{path}.id", type_problem(call_id, "a string"),
+                           "send the id the tool result's tool_call_id refers to")
     kind = call.get("type")
     if kind is not None and not isinstance(kind, str):
         raise InvalidParam(
