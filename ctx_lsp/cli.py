@@ -13,10 +13,10 @@ import logging
 import sys
 import time
 from pathlib import Path
-from typing import Sequence, TextIO
+from typing import Any, Sequence, TextIO
 
 from ctx_lsp import __version__
-from ctx_lsp.errors import CtxError
+from ctx_lsp.errors import CtxError, InvalidParam
 
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", ".hg", "ctx-lsp.toml")
 """Files that mark a project root when `outline FILE` is called without `--workspace`."""
@@ -55,8 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     bundle.add_argument("--agent", default="default", help="agent name (sets tier and budget defaults)")
     bundle.add_argument("--budget", type=int, help="token budget for the whole bundle")
     bundle.add_argument("--model", help="budget from this model's context window (instead of --budget)")
-    bundle.add_argument("--utilization", choices=["low", "medium", "full"],
-                        help="share of the model's window to fill (default full)")
+    bundle.add_argument("--utilization", help="share of the model's window to fill: low, medium or full (default)")
     bundle.add_argument("--profile", help="context window type: balanced, knowledge-heavy, conversation-first, "
                         "token-efficient, or one from config")
     bundle.add_argument("--tier", type=int, choices=[1, 2, 3], help="override the agent's tier")
@@ -89,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     window.add_argument("messages", type=Path)
     window.add_argument("--budget", type=int)
     window.add_argument("--model")
-    window.add_argument("--utilization", choices=["low", "medium", "full"])
+    window.add_argument("--utilization", help="low, medium or full (default), with --model")
     window.add_argument("--summary")
     return parser
 
@@ -114,10 +113,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _resolve(args)
         if args.command == "window":
             return _window(args)
+    except InvalidParam as err:
+        option = option_for(err.field)
+        where = option if err.field.replace("_", "-") == option[2:] else f"{option} ({err.field})"
+        print(f"ctx-lsp: error: {where}: {err.problem}; {err.fix}", file=sys.stderr)
+        return 2
     except CtxError as err:
         print(f"ctx-lsp: error: {err}", file=sys.stderr)
         return 2
     return 2  # pragma: no cover - argparse enforces a command
+
+
+OPTION_OF_FIELD = {"artifacts": "--artifact", "messages": "--messages", "focus": "--focus", "open": "--open"}
+"""Request fields whose option is not simply `--field` (the parser names wire fields)."""
+
+
+def option_for(field: str) -> str:
+    """The CLI option behind a request field: `docs[0].topic` → `--docs`, `max_tokens` → `--max-tokens`."""
+    root = field.split(".", 1)[0].split("[", 1)[0]
+    return OPTION_OF_FIELD.get(root, "--" + root.replace("_", "-"))
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -261,42 +275,31 @@ def _resolve_cli_path(workspace: Path, raw: str) -> str:
 
 
 def _bundle(args: argparse.Namespace) -> int:
-    from ctx_lsp.engine import BundleRequest, Focus
-    from ctx_lsp.errors import InvalidParam
-    from ctx_lsp.history import validate_messages
+    from ctx_lsp.params import parse_bundle
     from ctx_lsp.wire import to_wire
 
     workspace = args.workspace.resolve()
-    focus = None
+    params: dict[str, Any] = {
+        "query": args.query, "agent": args.agent, "budget": args.budget, "model": args.model,
+        "utilization": args.utilization, "profile": args.profile, "tier": args.tier,
+        "open": [_resolve_cli_path(workspace, p) for p in args.open],
+        "format": "markdown" if args.format == "json" else args.format,
+        "summary": args.summary,
+    }
     if args.focus:
         path, _, line = args.focus.rpartition(":")
         if not path or not line.isdigit() or int(line) < 1:
-            raise InvalidParam("--focus", f"{args.focus!r} is not PATH:LINE", "e.g. --focus pkg/mod.py:42")
-        focus = Focus(_resolve_cli_path(workspace, path), int(line) - 1)
-    if args.budget is not None and args.budget < 1:
-        raise InvalidParam("--budget", f"{args.budget} is not a positive token count", "e.g. --budget 8000")
-    if args.budget is not None and args.model:
-        raise InvalidParam("--model", "cannot be combined with --budget", "give one of them")
-    if args.utilization and not args.model:
-        raise InvalidParam("--utilization", "needs --model", "e.g. --model gpt-4o --utilization medium")
+            raise InvalidParam("focus", f"{args.focus!r} is not PATH:LINE", "e.g. --focus pkg/mod.py:42")
+        params["focus"] = {"uri": _resolve_cli_path(workspace, path), "position": {"line": int(line) - 1}}
+    if args.messages:
+        params["messages"] = _read_json(args.messages, "messages")
+    if args.artifact:
+        params["artifacts"] = [_artifact(a) for a in args.artifact]
+    if args.docs:
+        params["docs"] = [_docs_request(d) for d in args.docs]
+    request = parse_bundle({k: v for k, v in params.items() if v is not None})
     engine = _engine(workspace)
     engine.index()
-    request = BundleRequest(
-        query=args.query,
-        agent=args.agent,
-        budget=args.budget,
-        model=args.model,
-        utilization=args.utilization,
-        profile=args.profile,
-        tier=args.tier,
-        focus=focus,
-        open=tuple(_resolve_cli_path(workspace, p) for p in args.open),
-        format="markdown" if args.format == "json" else args.format,
-        messages=tuple(validate_messages(_read_json(args.messages, "--messages"))) if args.messages else (),
-        summary=args.summary,
-        artifacts=tuple(_artifact(a) for a in args.artifact),
-        docs=tuple(_docs_request(d) for d in args.docs),
-    )
     result = engine.bundle(request)
     explanation = engine.explain() if args.explain else None
     engine.close()
@@ -315,40 +318,38 @@ def _bundle(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_json(path: Path, flag: str):
-    from ctx_lsp.errors import InvalidParam
-
+def _read_json(path: Path, field: str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise InvalidParam(flag, f"cannot read JSON from {path}: {err}", "pass a file holding a JSON list of messages")
+        raise InvalidParam(field, f"cannot read JSON from {path}: {err}",
+                           "pass a file holding a JSON list of messages") from err
 
 
-def _artifact(raw: str) -> tuple[str, str]:
-    from ctx_lsp.errors import InvalidParam
-
+def _artifact(raw: str) -> dict[str, str]:
     key, sep, file = raw.partition("=")
     if not sep or not key or not file:
-        raise InvalidParam("--artifact", f"{raw!r} is not KEY=FILE", "e.g. --artifact spec=docs/spec.md")
+        raise InvalidParam("artifacts", f"{raw!r} is not KEY=FILE", "e.g. --artifact spec=docs/spec.md")
     try:
-        return key, Path(file).read_text(encoding="utf-8", errors="replace")
+        return {"key": key, "content": Path(file).read_text(encoding="utf-8", errors="replace")}
     except OSError as err:
-        raise InvalidParam("--artifact", f"cannot read {file}: {err.strerror}", "pass a readable file") from err
+        raise InvalidParam("artifacts", f"cannot read {file}: {err.strerror}", "pass a readable file") from err
 
 
-def _docs_request(raw: str):
-    from ctx_lsp.contributors.library_docs import DocsRequest
-
+def _docs_request(raw: str) -> dict[str, str]:
     library, _, topic = raw.partition(":")
-    return DocsRequest(library.strip(), topic.strip() or None)
+    return {"library": library.strip(), **({"topic": topic.strip()} if topic.strip() else {})}
 
 
 def _docs(args: argparse.Namespace) -> int:
     from ctx_lsp.engine import Engine
+    from ctx_lsp.params import parse_docs
     from ctx_lsp.wire import to_wire
 
+    request = parse_docs({"library": args.library, "topic": args.topic, "agent": args.agent,
+                          "max_tokens": args.max_tokens})
     engine = Engine([args.workspace.resolve()], {"index": {"watch": False}})
-    result = engine.docs(args.library, args.topic, args.agent, args.max_tokens)
+    result = engine.docs(request.library, request.topic, request.agent, request.max_tokens)
     if args.format == "json":
         print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
     else:
@@ -368,14 +369,13 @@ def _resolve(args: argparse.Namespace) -> int:
 
 
 def _window(args: argparse.Namespace) -> int:
-    from ctx_lsp.engine import Engine, WindowRequest
-    from ctx_lsp.history import validate_messages
+    from ctx_lsp.engine import Engine
+    from ctx_lsp.params import parse_window
     from ctx_lsp.wire import to_wire
 
-    request = WindowRequest(
-        messages=tuple(validate_messages(_read_json(args.messages, "messages"))),
-        budget=args.budget, model=args.model, utilization=args.utilization, summary=args.summary,
-    )
+    params = {"messages": _read_json(args.messages, "messages"), "budget": args.budget, "model": args.model,
+              "utilization": args.utilization, "summary": args.summary}
+    request = parse_window({k: v for k, v in params.items() if v is not None})
     engine = Engine([Path(".").resolve()], {"index": {"watch": False}})
     print(json.dumps(to_wire(engine.window(request)), indent=2, ensure_ascii=False))
     return 0

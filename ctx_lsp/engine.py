@@ -17,80 +17,36 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ctx_lsp import __version__
-from ctx_lsp.assembly.adjustments import Signals
+from ctx_lsp.assembly import pipeline
 from ctx_lsp.assembly.budget import plan_budget
-from ctx_lsp.assembly.orchestrator import Decision, assemble
-from ctx_lsp.assembly.render import FORMATS
-from ctx_lsp.assembly.result import BundleResult, LineRange, Snapshot
-from ctx_lsp.assembly.orchestrator import Offer
-from ctx_lsp.contributors import artifacts as artifacts_contributor
-from ctx_lsp.contributors import codebase_map, library_docs, project_docs, retrieval, working_files
-from ctx_lsp.contributors.library_docs import DocsRequest
-from ctx_lsp.docs.library import DocsResult, LibraryDocs, LibraryMatch
-from ctx_lsp.history.windowing import WindowResult, window_messages
-from ctx_lsp.index.store import ensure_cache_dir
-from ctx_lsp.contributors.base import AssemblyContext, RenderCache
-from ctx_lsp.code.outline import Tier
 from ctx_lsp.code.tiers import render
-from ctx_lsp.config import LoadedConfig, WindowTypeConfig, load
-from ctx_lsp.errors import CtxError, InvalidParam
-from ctx_lsp.index.scan import IgnoreRules
+from ctx_lsp.config import LoadedConfig, load
+from ctx_lsp.contributors.base import RenderCache
+from ctx_lsp.docs.library import DocsResult, LibraryDocs, LibraryMatch
+from ctx_lsp.errors import CtxError
+from ctx_lsp.history.windowing import WindowResult, window_messages
 from ctx_lsp.index.graph import ReferenceGraph
+from ctx_lsp.index.scan import IgnoreRules
 from ctx_lsp.index.search import SearchHit, SearchIndex
-from ctx_lsp.index.terms import identifiers
+from ctx_lsp.index.store import ensure_cache_dir
 from ctx_lsp.index.watch import Watcher
 from ctx_lsp.index.workspace import IndexStats, ProgressFn, Workspace
 from ctx_lsp.tokens import TokenCounter, counter_for
+from ctx_lsp.vocabulary import (
+    BundleRequest,
+    BundleResult,
+    Explanation,
+    Focus,
+    LineRange,
+    Snapshot,
+    Tier,
+    WindowRequest,
+)
+
+__all__ = ["BundleRequest", "Engine", "Focus", "OutlineResult", "StatusReport", "WindowRequest"]
+"""The requests are re-exported: callers of the engine's Python API build them."""
 
 log = logging.getLogger(__name__)
-
-@dataclass(frozen=True, slots=True)
-class Focus:
-    path: str
-    line: int  # 0-based, as in LSP
-    character: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class BundleRequest:
-    """A validated `ctx/bundle` request (the adapters build it from raw params)."""
-
-    query: str = ""
-    agent: str = "default"
-    budget: int | None = None
-    model: str | None = None
-    utilization: str | None = None
-    profile: str | None = None
-    tier: int | None = None
-    focus: Focus | None = None
-    open: tuple[str, ...] = ()
-    format: str = "markdown"
-    messages: tuple[dict, ...] = ()  # validated OpenAI-style messages
-    summary: str | None = None
-    artifacts: tuple[tuple[str, str], ...] = ()
-    docs: tuple[DocsRequest, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class WindowRequest:
-    messages: tuple[dict, ...]
-    budget: int | None = None
-    model: str | None = None
-    utilization: str | None = None
-    summary: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Explanation:
-    """`ctx.explain`: every candidate of the last bundle, its score, and why it is in or out."""
-
-    query: str
-    agent: str
-    budget: int
-    total_tokens: int
-    elapsed_ms: float
-    candidates: tuple[Decision, ...]
-
 
 @dataclass(frozen=True, slots=True)
 class SymbolInfo:
@@ -249,104 +205,20 @@ class Engine:
         return self.search_index.search(query, limit)
 
     def bundle(self, request: BundleRequest) -> BundleResult:
-        """Assemble a bundle: contributors offer candidates, the five passes fit them."""
-        if request.format not in FORMATS:
-            raise InvalidParam("format", f"unknown format {request.format!r}", "use 'markdown' or 'xml'")
-        config = self.loaded.config
-        profile = request.profile or config.default_context_window_type
-        window_type = config.context_window_types.get(profile)
-        if window_type is None:
-            raise InvalidParam("profile", f"unknown context window type {profile!r}",
-                               f"use one of {', '.join(config.context_window_types)}")
-        agent = config.agent(request.agent)
-        plan = plan_budget(
-            budget=request.budget, model=request.model, utilization=request.utilization,
-            agent_budget=agent.budget, output_reserve_pct=window_type.output_reserve_pct,
-            model_overrides=config.model_limits,
-        )
+        """A budgeted bundle (the steps are in `assembly.pipeline`). The request is checked
+        against the configuration before waiting for the index."""
+        policy = pipeline.plan(request, self.loaded.config)
         self.workspace.indexed_once.wait()
-        started = time.perf_counter()
-        counter = self.counter
-        warnings = list(plan.warnings)
-        if request.agent not in config.agents:
-            warnings.append(f"agent {request.agent!r} is not in the agent table: using the default agent's settings")
-        max_tier = Tier(window_type.max_tier)
-        ctx = AssemblyContext(
-            workspace=self.workspace, search=self.search_index, counter=counter, query=request.query,
-            tier=Tier(min(request.tier or agent.tier, max_tier)), max_tier=max_tier,
-            focus_path=self._abs(request.focus.path) if request.focus else None,
-            graph=self.graph, mentioned=frozenset(identifiers(request.query)), renders=self.renders,
-        )
-        focus = (request.focus.path, request.focus.line + 1) if request.focus else None
-        ctx.working = working_files.resolve_working_files(ctx, focus, request.open, warnings)
+        built = pipeline.build(request, policy, self._sources())
+        self.last_snapshot = built.result.snapshot
+        self.last_explanation = built.explanation
+        return built.result
 
-        reserved: dict[str, int] = {}
-        windowed = None
-        history_budget = _history_share(window_type, plan.total, request) if request.messages else 0
-        if request.messages and not history_budget:
-            warnings.append(f"messages ignored: conversation_history is inactive in {profile}")
-        if history_budget:
-            windowed = window_messages(list(request.messages), history_budget, counter, summary=request.summary)
-            if windowed.metadata.input_tokens_used > plan.total:
-                raise InvalidParam(
-                    "messages", f"the system messages and last turns need {windowed.metadata.input_tokens_used} "
-                    f"tokens, more than the whole budget ({plan.total})",
-                    "raise the budget, or send fewer or shorter messages")
-            reserved["conversation_history"] = windowed.metadata.input_tokens_used
-            warnings.extend(f"conversation: {n}" for n in windowed.notes)
-
-        graph_rank = self.graph.rank({w.entry.abs_path: w.salience for w in ctx.working}, ctx.mentioned,
-                                     definition_files=0)
-        ranked = retrieval.retrieve(ctx, graph_rank.scores if ctx.working or ctx.mentioned else None)
-        offers = {
-            "working_files": working_files.offer(ctx, retrieval.symbol_matches(ranked)),
-            "retrieval": retrieval.offer(ctx, ranked, graph_rank),
-            "codebase_map": codebase_map.offer(ctx, graph_rank),
-            "project_docs": project_docs.offer(ctx),
-            "artifacts": artifacts_contributor.offer(request.artifacts, config.artifacts_budget, counter),
-            "library_docs": library_docs.offer(self.library_docs, request.docs, agent.docs_cap, warnings)
-            if request.docs else Offer("library_docs", []),
-        }
-        signals = Signals(
-            has_messages=bool(request.messages), has_working_files=bool(ctx.working), has_query=bool(request.query.strip()),
-            top_hit_ratio=retrieval.top_hit_ratio(ranked), working_focus=any(w.focus_symbols for w in ctx.working),
-        )
-        title = f"Context for: {request.query.strip()}" if request.query.strip() else "Context"
-        outcome = assemble(offers, window_type, profile, config.weights, plan.total, counter, title,
-                           request.format, signals, reserved)
-        if not outcome.sections:
-            warnings.append("nothing to show: give a query, open files, or a larger budget")
-        snapshot = Snapshot(
-            context_window_type=profile,
-            model_context_limit=plan.model_context_limit,
-            output_reserve=plan.output_reserve,
-            available_budget=plan.total,
-            total_used=outcome.total_tokens + reserved.get("conversation_history", 0),
-            utilization_pct=round(100.0 * (outcome.total_tokens + reserved.get("conversation_history", 0))
-                                  / plan.total, 1) if plan.total else 0.0,
-            tokenizer=counter.name,
-            contributions=tuple(outcome.contributions),
-            condensations=tuple(outcome.condensations),
-            dynamic_adjustments_fired=tuple(outcome.adjustments),
-            reallocation_events=tuple(outcome.reallocations),
-            skipped_contributors=tuple(outcome.skipped),
-            warnings=tuple(warnings),
-        )
-        elapsed_ms = (time.perf_counter() - started) * 1000
-        self.last_snapshot = snapshot
-        self.last_explanation = Explanation(
-            query=request.query, agent=request.agent, budget=plan.total, total_tokens=outcome.total_tokens,
-            elapsed_ms=round(elapsed_ms, 1),
-            candidates=tuple(sorted(outcome.decisions, key=lambda d: (not d.outcome.startswith("in"), -d.rank, d.id))),
-        )
-        log.debug("bundle in %.1f ms", elapsed_ms)
-        return BundleResult(
-            sections=tuple(outcome.sections),
-            text=outcome.text,
-            total_tokens=outcome.total_tokens + reserved.get("conversation_history", 0),
-            budget=plan.total,
-            snapshot=snapshot,
-            messages=windowed.messages if windowed else (),
+    def _sources(self) -> pipeline.Sources:
+        return pipeline.Sources(
+            workspace=self.workspace, search=self.search_index, graph=self.graph, renders=self.renders,
+            counter=self.counter, config=self.loaded.config, library_docs=lambda: self.library_docs,
+            absolute=self._abs,
         )
 
     # ------------------------------------------------------------------ docs & history
@@ -443,18 +315,3 @@ class Engine:
             last_snapshot=self.last_snapshot,
         )
 
-
-def _history_share(window_type: WindowTypeConfig, budget: int, request: BundleRequest) -> int:
-    """The conversation's allocation, as pass 3 would give it among the applicable contributors."""
-    applicable = {"working_files", "retrieval", "codebase_map", "project_docs", "conversation_history"}
-    if request.artifacts:
-        applicable.add("artifacts")
-    if request.docs:
-        applicable.add("library_docs")
-    policies = {n: p for n, p in window_type.contributors.items() if p.active and n in applicable}
-    total = sum(p.target_pct for p in policies.values()) or 1.0
-    policy = policies.get("conversation_history")
-    if policy is None:
-        return 0
-    share = min(max(policy.target_pct / total, policy.min_pct), policy.max_pct)
-    return max(1, int(budget * share))

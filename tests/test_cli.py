@@ -45,7 +45,7 @@ def test_bundle_json_and_explain(sample_workspace: Path, capsys) -> None:
 def test_bad_flags_are_refused_with_the_fix(sample_workspace: Path, capsys) -> None:
     """Ensure that conflicting or malformed flags exit 2 naming the flag."""
     assert main(["bundle", "--workspace", str(sample_workspace), "--budget", "100", "--model", "gpt-4o"]) == 2
-    assert "--model: cannot be combined with --budget" in capsys.readouterr().err
+    assert "--model: cannot be combined with budget" in capsys.readouterr().err
     assert main(["bundle", "--workspace", str(sample_workspace), "--focus", "pkg/tokens.py"]) == 2
     assert "--focus" in capsys.readouterr().err
     assert main(["status", str(sample_workspace / "missing")]) == 2

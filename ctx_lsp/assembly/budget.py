@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from ctx_lsp.code.outline import Tier
+from ctx_lsp.vocabulary import Tier, Utilization
 from ctx_lsp.code.tiers import TIER_CAP_TOKENS
-from ctx_lsp.errors import InvalidParam
 
 UNKNOWN_MODEL_LIMIT = 128_000
 
@@ -40,7 +39,7 @@ MODEL_CONTEXT_LIMITS: tuple[tuple[str, int], ...] = (
     ("deepseek", 128_000),
 )
 
-UTILIZATION = {"low": 0.33, "medium": 0.66, "full": 1.0}
+UTILIZATION: dict[str, float] = {Utilization.LOW: 0.33, Utilization.MEDIUM: 0.66, Utilization.FULL: 1.0}
 """DESIGN: how much of a model's window a bundle may fill."""
 
 
@@ -77,24 +76,22 @@ def plan_budget(
     *,
     budget: int | None,
     model: str | None,
-    utilization: str | None,
+    utilization: Utilization | None,
     agent_budget: int,
     output_reserve_pct: float,
     model_overrides: Mapping[str, int] | None = None,
 ) -> BudgetPlan:
-    """Resolve the request's budget; explicit tokens win, then a model, then the agent's."""
-    if utilization is not None and utilization not in UTILIZATION:
-        raise InvalidParam("utilization", f"unknown value {utilization!r}", "use 'low', 'medium' or 'full'")
+    """Resolve the request's budget: explicit tokens, else a model's window, else the
+    agent's budget. The request parser has already refused impossible combinations
+    (`ctx_lsp.params.parse_budget_fields`)."""
     if budget is not None:
         return BudgetPlan(budget, None, 0)
     if model:
         limit, warning = model_limit(model, model_overrides)
         reserve = int(limit * output_reserve_pct)
-        share = UTILIZATION[utilization or "full"]
+        share = UTILIZATION[utilization or Utilization.FULL]
         total = max(1, int(limit * share) - reserve)
         return BudgetPlan(total, limit, reserve, (warning,) if warning else ())
-    if utilization is not None:
-        raise InvalidParam("utilization", "needs a model", "pass model (e.g. 'gpt-4o') with utilization, or a budget")
     return BudgetPlan(agent_budget, None, 0)
 
 

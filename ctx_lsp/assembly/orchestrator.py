@@ -16,17 +16,26 @@ the real token count of the rendered text never exceeds the budget.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 from ctx_lsp.assembly.adjustments import Signals, apply_adjustments
 from ctx_lsp.assembly.budget import tier_caps
-from ctx_lsp.assembly.candidate import Candidate
 from ctx_lsp.assembly.render import render
-from ctx_lsp.assembly.result import Contribution, LineRange, Section
-from ctx_lsp.code.outline import Tier
-from ctx_lsp.code.tiers import TIER_CAP_TOKENS, Rendering
-from ctx_lsp.config import CONTRIBUTORS, WindowTypeConfig
+from ctx_lsp.code.tiers import TIER_CAP_TOKENS
+from ctx_lsp.config import WindowTypeConfig
 from ctx_lsp.tokens import TokenCounter
+from ctx_lsp.vocabulary import (
+    Candidate,
+    Contribution,
+    ContributorName,
+    Decision,
+    LineRange,
+    Offer,
+    Rendering,
+    Section,
+    Strategy,
+    Tier,
+)
 
 SURPLUS_DONOR_MAX_USE = 0.30
 """Contributors using < 30 % of their allocation donate the rest (DESIGN, pass 4)."""
@@ -49,19 +58,6 @@ MIN_CUT_SECTION_TOKENS = 80
 SECTION_JOIN_SLACK = 2
 """Tokens per section for the blank lines joining sections (merges vary by one)."""
 
-PRESENTATION_ORDER = ("project_docs", "artifacts", "working_files", "retrieval", "library_docs", "codebase_map")
-"""Instructions first, then what is being worked on, then what was found, then the map."""
-
-
-@dataclass
-class Offer:
-    """One contributor's candidates, best first, and how it prefers to spend its share."""
-
-    name: str
-    candidates: list[Candidate]
-    strategy: str = "depth"  # "depth": richest tier first | "breadth": outlines first, then upgrade
-
-
 @dataclass
 class Placed:
     candidate: Candidate
@@ -71,21 +67,6 @@ class Placed:
     @property
     def tier(self) -> Tier:
         return self.rendering.tier
-
-
-@dataclass
-class Decision:
-    """Why one candidate is in or out: one row of `ctx.explain`."""
-
-    id: str
-    contributor: str
-    path: str
-    salience: float
-    rank: float
-    reason: str
-    outcome: str = "not considered"
-    tier: int | None = None
-    tokens: int = 0
 
 
 @dataclass
@@ -198,7 +179,7 @@ def _fill(state: _State, taken: dict[str, str], pricer: _Pricer, decisions: dict
         state.placed.append(p)
         taken[p.candidate.path] = state.name
 
-    if state.offer.strategy == "breadth":
+    if state.offer.strategy is Strategy.BREADTH:
         # Skeletons (each file's most relevant definitions) of as many candidates as fit in
         # BREADTH_SHARE of the allocation; then the best ones grow.
         breadth_room = int(budget * BREADTH_SHARE)
@@ -235,8 +216,25 @@ def _fill(state: _State, taken: dict[str, str], pricer: _Pricer, decisions: dict
             decisions[c.id].outcome = f"out: outranked — {state.name}'s {budget} tokens were spent on higher-ranked items"
 
 
+_SNAPSHOT_ORDER: list[str] = list(ContributorName)
+"""Ties in priority go to the contributor listed first (DESIGN's order)."""
+
+
 def _allocate(available: int, share: float, lo: float, hi: float) -> int:
     return int(min(max(available * share, available * lo), available * hi))
+
+
+def reserved_allocation(policy: WindowTypeConfig, taking_part: Collection[str], name: str, budget: int) -> int:
+    """What pass 3 gives `name` when the contributors `taking_part` share `budget` (before
+    dynamic adjustments, which never move a share that is reserved). The pipeline asks
+    this to window the conversation before assembly: its tokens are spent outside `text`
+    and passed back to `assemble` as `reserved`."""
+    shares = {n: p.target_pct for n, p in policy.contributors.items() if p.active and n in taking_part}
+    _normalise(shares)
+    if name not in shares:
+        return 0
+    pol = policy.contributors[name]
+    return max(1, _allocate(budget, shares[name], pol.min_pct, pol.max_pct))
 
 
 def assemble(
@@ -264,7 +262,7 @@ def assemble(
     # Pass 1: resolve.
     skipped: list[str] = []
     shares: dict[str, float] = {}
-    for name in CONTRIBUTORS:
+    for name in ContributorName:
         pol = policy.contributors.get(name)
         if pol is None or not pol.active:
             skipped.append(f"{name}: inactive in {policy_name}")
@@ -288,13 +286,13 @@ def assemble(
     if title_cost > budget:
         title, title_cost = "", counter.count(render([], "", fmt))
     available = max(0, budget - title_cost - sum(reserved.values()))
-    order = sorted(shares, key=lambda n: (policy.contributors[n].priority, CONTRIBUTORS.index(n)))
-    states: dict[str, _State] = {name: _State(name, Offer(name, [])) for name in reserved}
+    order = sorted(shares, key=lambda n: (policy.contributors[n].priority, _SNAPSHOT_ORDER.index(n)))
+    states: dict[str, _State] = {name: _State(name, Offer(ContributorName(name), [])) for name in reserved}
     taken: dict[str, str] = {}
     remaining = available
     for name in order:
         pol = policy.contributors[name]
-        state = _State(name, offers.get(name) or Offer(name, []))
+        state = _State(name, offers.get(name) or Offer(ContributorName(name), []))
         state.allocation = min(_allocate(available, shares[name], pol.min_pct, pol.max_pct), remaining)
         remaining -= state.allocation
         _fill(state, taken, pricer, decisions)
@@ -337,11 +335,12 @@ def assemble(
 
     # Pass 5: render, and condense while over budget.
     condensations: list[str] = []
-    sections, text, total = _render_all(states, title, fmt, counter)
+    presentation = list(offers)
+    sections, text, total = _render_all(states, presentation, title, fmt, counter)
     while total > budget:
         if not _condense_one(states, policy.condensation_order, pricer, condensations, decisions):
             break
-        sections, text, total = _render_all(states, title, fmt, counter)
+        sections, text, total = _render_all(states, presentation, title, fmt, counter)
     if total > budget:  # only the title is left and even it does not fit
         sections, text, total = [], "", 0
 
@@ -350,6 +349,7 @@ def assemble(
             d = decisions[p.candidate.id]
             d.tier, d.tokens = int(p.tier), p.rendering.tokens
             wanted = p.candidate.tier
+            d.included = True
             d.outcome = (f"in: tier {int(p.tier)}" if p.tier == wanted
                          else f"in: condensed from tier {int(wanted)} to {int(p.tier)} to fit")
             if p.rendering.truncated:
@@ -358,7 +358,7 @@ def assemble(
         Contribution(name, states[name].allocation + reserved.get(name, 0),
                      states[name].used + reserved.get(name, 0), len(states[name].placed)
                      + (1 if reserved.get(name) else 0), states[name].condensed)
-        for name in CONTRIBUTORS if name in states
+        for name in ContributorName if name in states
     ]
     return Outcome(sections, text, total, contributions, condensations, fired, reallocations, skipped,
                    list(decisions.values()))
@@ -381,9 +381,9 @@ def _normalise(shares: dict[str, float]) -> None:
         shares[name] /= total
 
 
-def _render_all(states: Mapping[str, _State], title: str, fmt: str, counter: TokenCounter
-                ) -> tuple[list[Section], str, int]:
-    ordered = [n for n in PRESENTATION_ORDER if n in states] + [n for n in states if n not in PRESENTATION_ORDER]
+def _render_all(states: Mapping[str, _State], presentation: Sequence[str], title: str, fmt: str,
+                counter: TokenCounter) -> tuple[list[Section], str, int]:
+    ordered = [n for n in presentation if n in states] + [n for n in states if n not in presentation]
     sections = [section_of(p.candidate, p.rendering) for n in ordered for p in states[n].placed]
     text = render(sections, title, fmt)
     return sections, text, counter.count(text)

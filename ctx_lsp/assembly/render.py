@@ -11,7 +11,7 @@ import re
 from typing import Sequence
 from xml.sax.saxutils import quoteattr
 
-from ctx_lsp.assembly.result import Section
+from ctx_lsp.vocabulary import Section
 
 TIER_NAMES = {1: "outline", 2: "focused", 3: "full"}
 FORMATS = ("markdown", "xml")

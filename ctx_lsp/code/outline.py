@@ -22,7 +22,6 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
-from enum import IntEnum
 from operator import attrgetter
 
 import tree_sitter_python
@@ -33,7 +32,6 @@ __all__ = [
     "Import",
     "Outline",
     "Symbol",
-    "Tier",
     "outline_for",
     "outline_from_json",
     "outline_python",
@@ -41,14 +39,6 @@ __all__ = [
     "outline_to_json",
     "split_lines",
 ]
-
-
-class Tier(IntEnum):
-    """How much of a file a section shows (DESIGN: Concepts → Tiers)."""
-
-    OUTLINE = 1
-    FOCUSED = 2
-    FULL = 3
 
 
 @dataclass(frozen=True, slots=True)

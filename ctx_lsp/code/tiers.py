@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
-from ctx_lsp.code.outline import Outline, Symbol, Tier, split_lines
+from ctx_lsp.code.outline import Outline, Symbol, split_lines
+from ctx_lsp.vocabulary import Rendering, Tier
 from ctx_lsp.tokens import TokenCounter, cut_to_tokens
 
 __all__ = ["TIER_CAP_TOKENS", "Rendering", "render"]
@@ -30,25 +30,6 @@ GUTTER = "│ "
 inside code, it cannot be mistaken for source."""
 
 INDENT = "    "
-
-
-@dataclass(frozen=True, slots=True)
-class Rendering:
-    """One file at one tier, ready to put in a bundle section."""
-
-    tier: Tier
-    content: str
-    tokens: int
-    """Real count of `content` with the counter passed to `render`; never above the cap."""
-    start_line: int
-    """1-based range of the file the content covers: the whole file for outlines, the
-    kept prefix for a cut tier 3, and 0..0 for an empty rendering."""
-    end_line: int
-    truncated: bool
-    """Something was left out to fit the cap (members folded, lines cut, or — for plain
-    text — everything)."""
-    shown_symbols: tuple[str, ...]
-    """Qualnames whose full source is in `content`: focused ones in tier 2, all in tier 3."""
 
 
 class _Row(NamedTuple):

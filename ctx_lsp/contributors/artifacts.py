@@ -7,30 +7,42 @@ boundaries and summarises what does not fit, never cutting mid-sentence.
 
 from __future__ import annotations
 
-from typing import Sequence
-
-from ctx_lsp.assembly.candidate import Candidate, memoised
-from ctx_lsp.assembly.orchestrator import Offer
-from ctx_lsp.code.outline import Tier
-from ctx_lsp.code.tiers import Rendering
+from ctx_lsp.contributors.base import AssemblyContext
 from ctx_lsp.history.artifacts import fill_artifacts, render_artifacts
-from ctx_lsp.tokens import TokenCounter
+from ctx_lsp.vocabulary import (
+    BundleRequest,
+    Candidate,
+    ContributorName,
+    Offer,
+    Rendering,
+    Strategy,
+    Tier,
+    memoised,
+)
 
-NAME = "artifacts"
 
+class Artifacts:
+    """Every artifact of the request in one section, within the artifact budget."""
 
-def offer(artifacts: Sequence[tuple[str, str]], budget: int, counter: TokenCounter) -> Offer:
-    if not artifacts:
-        return Offer(NAME, [])
-    keys = ", ".join(k for k, _ in artifacts)
+    name = ContributorName.ARTIFACTS
+    strategy = Strategy.DEPTH
 
-    def rendering(tier: Tier, cap: int) -> Rendering:
-        result = fill_artifacts(artifacts, max(1, min(cap, budget)), counter)
-        text = render_artifacts(result)
-        partial = any(p.status != "full" for p in result.pieces)
-        return Rendering(tier, text, result.total_tokens, 1, text.count("\n") + 1, partial, ())
+    def applies(self, request: BundleRequest) -> bool:
+        return bool(request.artifacts)
 
-    return Offer(NAME, [Candidate(
-        id=f"{NAME}:all", contributor=NAME, path="artifacts", uri="", salience=1.0,
-        reason=f"prior workflow outputs: {keys}", tier=Tier.FULL, render=memoised(rendering),
-    )])
+    def offer(self, ctx: AssemblyContext) -> Offer:
+        artifacts, budget, counter = ctx.request.artifacts, ctx.artifacts_budget, ctx.counter
+        if not artifacts:
+            return Offer(self.name, [], self.strategy)
+        keys = ", ".join(k for k, _ in artifacts)
+
+        def rendering(tier: Tier, cap: int) -> Rendering:
+            result = fill_artifacts(artifacts, max(1, min(cap, budget)), counter)
+            text = render_artifacts(result)
+            partial = any(p.status != "full" for p in result.pieces)
+            return Rendering(tier, text, result.total_tokens, 1, text.count("\n") + 1, partial, ())
+
+        return Offer(self.name, [Candidate(
+            id=f"{self.name}:all", contributor=self.name, path="artifacts", uri="", salience=1.0,
+            reason=f"prior workflow outputs: {keys}", tier=Tier.FULL, render=memoised(rendering),
+        )], self.strategy)

@@ -1,8 +1,11 @@
-"""What every contributor sees: the request's facts and the workspace's indexes.
+"""What every contributor sees, and what a contributor is.
 
-Contributors are pure functions from an `AssemblyContext` to an `Offer` (candidates in
-rank order, each with a salience in [0, 1] and a human reason). They never decide what
-fits: the orchestrator does, so budgets are enforced in one place.
+A contributor is an object with a name, a strategy and `offer(context) -> Offer`:
+candidates in rank order, each with a salience in [0, 1] and a human reason. It never
+decides what fits — the orchestrator does, so budgets are enforced in one place — and it
+never recomputes what others need too: the pipeline computes the shared inputs (working
+files, the personalised graph rank, the search ranking) once and puts them in the
+`AssemblyContext` before any contributor is asked.
 """
 
 from __future__ import annotations
@@ -12,17 +15,26 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Callable, Collection, Mapping, Protocol
 
-from ctx_lsp.assembly.candidate import Candidate, memoised
-from ctx_lsp.code.outline import Tier
-from ctx_lsp.code.tiers import OutlineRenderer, Rendering
+from ctx_lsp.code.tiers import OutlineRenderer
 from ctx_lsp.index.files import IndexedFile
-from ctx_lsp.index.search import SearchIndex
+from ctx_lsp.index.search import SearchHit, SearchIndex
 from ctx_lsp.index.workspace import Workspace
 from ctx_lsp.tokens import TokenCounter
+from ctx_lsp.vocabulary import (
+    BundleRequest,
+    Candidate,
+    ContributorName,
+    Offer,
+    Rendering,
+    Strategy,
+    Tier,
+    memoised,
+)
 
 if TYPE_CHECKING:
+    from ctx_lsp.docs.library import LibraryDocs
     from ctx_lsp.index.graph import RankResult, ReferenceGraph
 
 
@@ -56,23 +68,65 @@ class WorkingFile:
     focus_symbols: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class RankedFile:
+    """One file of the search ranking: symbol hits grouped by file, blended with the graph."""
+
+    abs_path: str
+    path: str
+    lexical: float  # grouped BM25, normalised to the best file
+    score: float  # final salience in [0, 1]
+    hits: tuple[SearchHit, ...]
+
+
 @dataclass
 class AssemblyContext:
+    """One request's facts, the engine's indexes, and the shared inputs computed once."""
+
+    request: BundleRequest
     workspace: Workspace
     search: SearchIndex
     counter: TokenCounter
-    query: str
     tier: Tier  # richest tier sections may start at (agent / request, capped by the window type)
     max_tier: Tier  # the window type's cap
-    working: list[WorkingFile] = field(default_factory=list)
     focus_path: str | None = None  # abs path of the file under the cursor
     graph: ReferenceGraph | None = None
     mentioned: frozenset[str] = frozenset()  # identifiers named in the query
     renders: RenderCache = field(default_factory=RenderCache)
+    docs_cap: int = 0  # the agent's library-docs cap
+    artifacts_budget: int = 0
+    library_docs: Callable[[], LibraryDocs] | None = None  # created on first use (costs a subprocess)
+    warnings: list[str] = field(default_factory=list)  # the snapshot's warnings; contributors add to it
+    # Shared inputs, filled by the pipeline before any contributor offers:
+    working: list[WorkingFile] = field(default_factory=list)
+    rank: RankResult | None = None  # the graph rank personalised to the working files and query
+    ranked: list[RankedFile] = field(default_factory=list)  # the search ranking of files
+
+    @property
+    def query(self) -> str:
+        return self.request.query
 
     @property
     def working_paths(self) -> set[str]:
         return {w.entry.abs_path for w in self.working}
+
+
+class Contributor(Protocol):
+    """A source of candidate sections (DESIGN: Contributors). Adding one is a module with a
+    class like this, an entry in `contributors.registry`, a `ContributorName` and its
+    policy shares in `config.py`."""
+
+    name: ContributorName
+    strategy: Strategy
+
+    def applies(self, request: BundleRequest) -> bool:
+        """Whether it takes part in this request at all (library docs only when asked for):
+        a contributor that does not apply gives its share to the others."""
+        ...
+
+    def offer(self, ctx: AssemblyContext) -> Offer:
+        """Its candidates for this request, best first."""
+        ...
 
 
 def definition_ranks(
@@ -92,7 +146,7 @@ def definition_ranks(
 def file_candidate(
     ctx: AssemblyContext,
     entry: IndexedFile,
-    contributor: str,
+    contributor: ContributorName,
     salience: float,
     reason: str,
     tier: Tier,

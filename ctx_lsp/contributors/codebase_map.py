@@ -8,12 +8,9 @@ incrementally with the index; a request only personalises it.
 
 from __future__ import annotations
 
-from ctx_lsp.assembly.orchestrator import Offer
-from ctx_lsp.code.outline import Tier
 from ctx_lsp.contributors.base import AssemblyContext, definition_ranks, file_candidate
-from ctx_lsp.index.graph import RankResult
+from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy, Tier
 
-NAME = "codebase_map"
 MAX_MAP_FILES = 200
 """Files offered to the map (the graph lists its best 200), however low their rank: a
 large budget maps most of a mid-sized repository, the unreferenced files last."""
@@ -22,18 +19,29 @@ DEFS_PER_FILE = 20
 room allows), then the file's other top-level names."""
 
 
-def offer(ctx: AssemblyContext, rank: RankResult) -> Offer:
-    """Files by personalised graph rank; definitions are ranked only for files rendered."""
-    candidates = []
-    working = ctx.working_paths
-    for f in rank.files:
-        if len(candidates) >= MAX_MAP_FILES:
-            break
-        entry = ctx.workspace.files.get(f.abs_path)
-        if entry is None or f.abs_path in working:
-            continue
-        mentioned = rank.mentioned_in.get(f.abs_path, ())
-        reason = f"graph rank {f.score:.2f}" + (f"; defines {', '.join(mentioned[:3])}" if mentioned else "")
-        ranks = definition_ranks(ctx, rank, entry.abs_path, DEFS_PER_FILE) if entry.symbols else None
-        candidates.append(file_candidate(ctx, entry, NAME, f.score, reason, Tier.OUTLINE, ranks=ranks, compact=True))
-    return Offer(NAME, candidates, strategy="breadth")
+class CodebaseMap:
+    """Files by personalised graph rank as compact outlines; definitions are ranked only
+    for the files actually rendered."""
+
+    name = ContributorName.CODEBASE_MAP
+    strategy = Strategy.BREADTH
+
+    def applies(self, request: BundleRequest) -> bool:
+        return True
+
+    def offer(self, ctx: AssemblyContext) -> Offer:
+        rank = ctx.rank
+        candidates = []
+        working = ctx.working_paths
+        for f in rank.files if rank is not None else ():
+            if len(candidates) >= MAX_MAP_FILES:
+                break
+            entry = ctx.workspace.files.get(f.abs_path)
+            if entry is None or f.abs_path in working:
+                continue
+            mentioned = rank.mentioned_in.get(f.abs_path, ())
+            reason = f"graph rank {f.score:.2f}" + (f"; defines {', '.join(mentioned[:3])}" if mentioned else "")
+            ranks = definition_ranks(ctx, rank, entry.abs_path, DEFS_PER_FILE) if entry.symbols else None
+            candidates.append(file_candidate(ctx, entry, self.name, f.score, reason, Tier.OUTLINE, ranks=ranks,
+                                             compact=True))
+        return Offer(self.name, candidates, self.strategy)

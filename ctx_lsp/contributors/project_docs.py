@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import posixpath
 
-from ctx_lsp.assembly.orchestrator import Offer
 from ctx_lsp.contributors.base import AssemblyContext, file_candidate
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.terms import query_terms
+from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy
 
-NAME = "project_docs"
 INSTRUCTION_FILES = ("PENGUIN.md", "AGENTS.md", "CLAUDE.md")
 FALLBACK_FILE = "README.md"
 
@@ -63,14 +62,22 @@ def find_instructions(ctx: AssemblyContext) -> tuple[IndexedFile, str] | None:
     return None
 
 
-def offer(ctx: AssemblyContext) -> Offer:
-    found = find_instructions(ctx)
-    if found is None:
-        return Offer(NAME, [])
-    entry, reason = found
-    q = set(query_terms(ctx.query))
-    focus = tuple(
-        s.qualname for s in entry.outline.symbols if q & set(query_terms(f"{s.name} {s.doc}"))
-    )
-    candidate = file_candidate(ctx, entry, NAME, 1.0, reason, ctx.max_tier, focus)
-    return Offer(NAME, [candidate], strategy="depth")
+class ProjectDocs:
+    """The project's instructions for agents, as rich as the window type allows; a section
+    that must be pruned keeps the headings the task's words match."""
+
+    name = ContributorName.PROJECT_DOCS
+    strategy = Strategy.DEPTH
+
+    def applies(self, request: BundleRequest) -> bool:
+        return True
+
+    def offer(self, ctx: AssemblyContext) -> Offer:
+        found = find_instructions(ctx)
+        if found is None:
+            return Offer(self.name, [], self.strategy)
+        entry, reason = found
+        q = set(query_terms(ctx.query))
+        focus = tuple(s.qualname for s in entry.outline.symbols if q & set(query_terms(f"{s.name} {s.doc}")))
+        candidate = file_candidate(ctx, entry, self.name, 1.0, reason, ctx.max_tier, focus)
+        return Offer(self.name, [candidate], self.strategy)

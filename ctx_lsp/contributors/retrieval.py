@@ -8,15 +8,12 @@ task mentions, outranks an equally worded stranger.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from ctx_lsp.assembly.orchestrator import Offer
-from ctx_lsp.contributors.base import AssemblyContext, definition_ranks, file_candidate
-from ctx_lsp.index.graph import RankResult
+from ctx_lsp.contributors.base import AssemblyContext, RankedFile, definition_ranks, file_candidate
 from ctx_lsp.index.search import SearchHit
+from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy
 
-NAME = "retrieval"
 SEARCH_HITS = 300
 """Symbol hits read per request; enough to cover ~40 distinct files on large repos."""
 MAX_CANDIDATE_FILES = 40
@@ -31,15 +28,6 @@ GRAPH_BLEND = 0.35
 FOCUS_SYMBOLS = 10
 DEFINITIONS_RANKED = 20
 """Definitions per file ranked by the graph, kept after the matching symbols."""
-
-
-@dataclass(frozen=True, slots=True)
-class RankedFile:
-    abs_path: str
-    path: str
-    lexical: float  # grouped BM25, normalised to the best file
-    score: float  # final salience in [0, 1]
-    hits: tuple[SearchHit, ...]
 
 
 def is_test_path(path: str) -> bool:
@@ -79,43 +67,44 @@ def rank_files(
     return ranked
 
 
-def symbol_matches(ranked: Sequence[RankedFile]) -> dict[str, dict[str, float]]:
-    """abs_path → {qualname: best lexical score} of the symbols the task matched."""
-    out: dict[str, dict[str, float]] = {}
-    for r in ranked:
-        scores = out.setdefault(r.abs_path, {})
-        for h in r.hits:
-            if h.symbol and h.score > scores.get(h.symbol, 0.0):
-                scores[h.symbol] = h.score
-    return out
-
-
 def top_hit_ratio(ranked: Sequence[RankedFile]) -> float:
     if len(ranked) < 2 or ranked[1].lexical <= 0:
         return 1.0
     return ranked[0].lexical / ranked[1].lexical
 
 
-def retrieve(ctx: AssemblyContext, graph_scores: Mapping[str, float] | None) -> list[RankedFile]:
+def retrieve(ctx: AssemblyContext) -> list[RankedFile]:
+    """The search ranking of files for the task (a shared input: the working files use its
+    symbol matches, the adjustments its top-hit ratio). The graph blends in only when the
+    request has working files or names identifiers to personalise it."""
     if not ctx.query.strip():
         return []
+    graph_scores = ctx.rank.scores if ctx.rank is not None and (ctx.working or ctx.mentioned) else None
     hits = ctx.search.search(ctx.query, SEARCH_HITS)
     return rank_files(hits, mentions_tests(ctx.query), graph_scores)
 
 
-def offer(ctx: AssemblyContext, ranked: Sequence[RankedFile], rank: RankResult | None = None) -> Offer:
-    """Candidates for the best files; an outline that must be pruned keeps the matching
-    symbols first, then the file's definitions ranked for the request (`rank`)."""
-    candidates = []
-    for r in ranked[:MAX_CANDIDATE_FILES]:
-        entry = ctx.workspace.files.get(r.abs_path)
-        if entry is None:
-            continue
-        symbols = tuple(dict.fromkeys(h.symbol for h in r.hits if h.symbol))[:FOCUS_SYMBOLS]
-        terms = sorted({t for h in r.hits for t in h.matched})
-        reason = f"matches {', '.join(terms[:6])}" + (f" in {', '.join(symbols[:3])}" if symbols else "")
-        if r.score > r.lexical + 1e-9:
-            reason += "; near the working files in the reference graph"
-        candidates.append(file_candidate(ctx, entry, NAME, r.score, reason, ctx.tier, symbols,
-                                         definition_ranks(ctx, rank, r.abs_path, DEFINITIONS_RANKED)))
-    return Offer(NAME, candidates, strategy="breadth")
+class Retrieval:
+    """The best files for the task's words; an outline that must be pruned keeps the
+    matching symbols first, then the file's definitions ranked for the request."""
+
+    name = ContributorName.RETRIEVAL
+    strategy = Strategy.BREADTH
+
+    def applies(self, request: BundleRequest) -> bool:
+        return True
+
+    def offer(self, ctx: AssemblyContext) -> Offer:
+        candidates = []
+        for r in ctx.ranked[:MAX_CANDIDATE_FILES]:
+            entry = ctx.workspace.files.get(r.abs_path)
+            if entry is None:
+                continue
+            symbols = tuple(dict.fromkeys(h.symbol for h in r.hits if h.symbol))[:FOCUS_SYMBOLS]
+            terms = sorted({t for h in r.hits for t in h.matched})
+            reason = f"matches {', '.join(terms[:6])}" + (f" in {', '.join(symbols[:3])}" if symbols else "")
+            if r.score > r.lexical + 1e-9:
+                reason += "; near the working files in the reference graph"
+            candidates.append(file_candidate(ctx, entry, self.name, r.score, reason, ctx.tier, symbols,
+                                             definition_ranks(ctx, ctx.rank, r.abs_path, DEFINITIONS_RANKED)))
+        return Offer(self.name, candidates, self.strategy)

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import difflib
 import time
-from typing import Mapping, Sequence
 
-from ctx_lsp.assembly.orchestrator import Offer
-from ctx_lsp.code.outline import Outline, Tier
+from ctx_lsp.code.outline import Outline
 from ctx_lsp.contributors.base import AssemblyContext, WorkingFile, file_candidate
 from ctx_lsp.errors import CtxError
 from ctx_lsp.index.files import IndexedFile, decode
 from ctx_lsp.index.workspace import Workspace
+from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy, Tier
 
-NAME = "working_files"
 FOCUS_SALIENCE = 1.0
 OPEN_SALIENCE = 0.9
 RECENCY_DECAY = 0.85
@@ -29,10 +27,10 @@ RECENT_EDIT_HALF_LIFE_S = 600.0
 MAX_CALL_NEIGHBOURS = 6
 """Callers/callees of the cursor symbol shown in full: more turns focus into a dump."""
 MAX_DIFF_LINES = 20_000
+"""Beyond this a buffer-vs-disk diff costs more than it tells; skip edit detection."""
 SMALL_FILE_TOKENS = 1500
 """A working file with no cursor or edits is shown whole only when this small; a larger
 one is outlined (its signatures), leaving room for what the task touches elsewhere."""
-"""Beyond this a buffer-vs-disk diff costs more than it tells; skip edit detection."""
 
 
 def symbol_at(outline: Outline, line: int) -> str | None:
@@ -66,10 +64,13 @@ def edited_symbols(workspace: Workspace, entry: IndexedFile, buffer_text: str) -
     return tuple(found)
 
 
-def resolve_working_files(
-    ctx: AssemblyContext, focus: tuple[str, int] | None, open_paths: Sequence[str], warnings: list[str]
-) -> list[WorkingFile]:
-    """Focus file first, then requested files, then editor buffers by edit recency."""
+def resolve_working_files(ctx: AssemblyContext) -> list[WorkingFile]:
+    """Focus file first, then the request's `open` files, then editor buffers by edit
+    recency. A shared input: the graph rank is personalised to these files, and the map
+    leaves them out. One that cannot be read is a warning, not an error."""
+    request = ctx.request
+    focus = (request.focus.path, request.focus.line + 1) if request.focus else None
+    open_paths = request.open
     workspace = ctx.workspace
     out: list[WorkingFile] = []
     seen: set[str] = set()
@@ -78,7 +79,7 @@ def resolve_working_files(
         try:
             entry = workspace.get(path)
         except CtxError as err:
-            warnings.append(f"working file skipped: {err}")
+            ctx.warnings.append(f"working file skipped: {err}")
             return
         if entry.abs_path in seen:
             return
@@ -115,17 +116,38 @@ def resolve_working_files(
     return out
 
 
-def offer(ctx: AssemblyContext, matches: Mapping[str, Mapping[str, float]] | None = None) -> Offer:
-    """`matches`: abs_path → {qualname: lexical score} of the task's search hits, so an
-    outline of a working file that must be pruned keeps what the task names first."""
-    candidates = []
-    for w in ctx.working:
-        tier = ctx.tier
-        focus = w.focus_symbols
-        if not focus and w.entry.tokens <= SMALL_FILE_TOKENS:
-            tier = ctx.max_tier if ctx.tier >= Tier.FOCUSED else ctx.tier  # small enough: whole file
-        hits = dict((matches or {}).get(w.entry.abs_path, {}))
-        candidates.append(file_candidate(ctx, w.entry, NAME, w.salience, w.reason, tier, focus,
-                                         (lambda hits=hits: hits) if hits else None))
-    candidates.sort(key=lambda c: (-c.salience, c.path))
-    return Offer(NAME, candidates, strategy="depth")
+def symbol_matches(ctx: AssemblyContext) -> dict[str, dict[str, float]]:
+    """abs_path → {qualname: best lexical score} of the symbols the task matched."""
+    out: dict[str, dict[str, float]] = {}
+    for r in ctx.ranked:
+        scores = out.setdefault(r.abs_path, {})
+        for h in r.hits:
+            if h.symbol and h.score > scores.get(h.symbol, 0.0):
+                scores[h.symbol] = h.score
+    return out
+
+
+class WorkingFiles:
+    """The files being worked on: whole when small, else outlined; the cursor's symbol and
+    the edited ones in full (tier 2). An outline that must be pruned keeps the symbols the
+    task's search hits name first."""
+
+    name = ContributorName.WORKING_FILES
+    strategy = Strategy.DEPTH
+
+    def applies(self, request: BundleRequest) -> bool:
+        return True
+
+    def offer(self, ctx: AssemblyContext) -> Offer:
+        matches = symbol_matches(ctx) if ctx.working else {}
+        candidates = []
+        for w in ctx.working:
+            tier = ctx.tier
+            focus = w.focus_symbols
+            if not focus and w.entry.tokens <= SMALL_FILE_TOKENS:
+                tier = ctx.max_tier if ctx.tier >= Tier.FOCUSED else ctx.tier  # small enough: whole file
+            hits = dict(matches.get(w.entry.abs_path, {}))
+            candidates.append(file_candidate(ctx, w.entry, self.name, w.salience, w.reason, tier, focus,
+                                             (lambda hits=hits: hits) if hits else None))
+        candidates.sort(key=lambda c: (-c.salience, c.path))
+        return Offer(self.name, candidates, self.strategy)

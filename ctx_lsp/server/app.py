@@ -25,7 +25,7 @@ from ctx_lsp import __version__
 from ctx_lsp.engine import Engine
 from ctx_lsp.index.workspace import ProgressFn
 from ctx_lsp.errors import CtxError
-from ctx_lsp.server.params import uri_to_path
+from ctx_lsp.params import uri_to_path
 
 log = logging.getLogger(__name__)
 

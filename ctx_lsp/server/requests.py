@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ctx_lsp.params import parse_bundle, parse_docs, parse_outline, parse_resolve, parse_search, parse_window
 from ctx_lsp.server.app import CtxServer
-from ctx_lsp.wire import to_wire
 from ctx_lsp.server.errors import maps_errors
-from ctx_lsp.server.params import parse_bundle, parse_docs, parse_outline, parse_resolve, parse_search, parse_window
+from ctx_lsp.wire import to_wire
 
 
 def register(server: CtxServer) -> None:
@@ -16,16 +16,16 @@ def register(server: CtxServer) -> None:
     @maps_errors
     async def outline(ls: CtxServer, params: Any) -> dict[str, Any]:
         """ctx/outline: one file at a tier; the URI must be inside a workspace folder."""
-        path, tier = parse_outline(params)
+        request = parse_outline(params)
         engine = ls.require_engine()
-        return to_wire(await asyncio.to_thread(engine.outline, str(path), tier))
+        return to_wire(await asyncio.to_thread(engine.outline, request.path, request.tier))
 
     @server.feature("ctx/search")
     @maps_errors
     async def search(ls: CtxServer, params: Any) -> dict[str, Any]:
-        query, limit = parse_search(params)
+        request = parse_search(params)
         engine = ls.require_engine()
-        hits = await asyncio.to_thread(engine.search, query, limit)
+        hits = await asyncio.to_thread(engine.search, request.query, request.limit)
         return {
             "hits": [
                 {"path": h.path, "symbol": h.symbol, "kind": h.kind,
@@ -45,16 +45,17 @@ def register(server: CtxServer) -> None:
     @maps_errors
     async def docs(ls: CtxServer, params: Any) -> dict[str, Any]:
         """ctx/docs: library docs on a topic, capped at the agent's docs cap."""
-        library, topic, agent, max_tokens = parse_docs(params)
+        request = parse_docs(params)
         engine = ls.require_engine()
-        return to_wire(await asyncio.to_thread(engine.docs, library, topic, agent, max_tokens))
+        return to_wire(await asyncio.to_thread(
+            engine.docs, request.library, request.topic, request.agent, request.max_tokens))
 
     @server.feature("ctx/resolveLibrary")
     @maps_errors
     async def resolve_library(ls: CtxServer, params: Any) -> dict[str, Any]:
-        name, limit = parse_resolve(params)
+        request = parse_resolve(params)
         engine = ls.require_engine()
-        return {"matches": to_wire(await asyncio.to_thread(engine.resolve_library, name, limit))}
+        return {"matches": to_wire(await asyncio.to_thread(engine.resolve_library, request.name, request.limit))}
 
     @server.feature("ctx/window")
     @maps_errors

@@ -16,7 +16,7 @@ from lsprotocol import types as lsp
 
 from ctx_lsp.errors import ConfigError, CtxError
 from ctx_lsp.server.app import CtxServer
-from ctx_lsp.server.params import uri_to_path
+from ctx_lsp.params import uri_to_path
 
 log = logging.getLogger(__name__)
 

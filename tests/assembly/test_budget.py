@@ -6,7 +6,7 @@ import pytest
 
 from ctx_lsp.assembly.adjustments import Signals, apply_adjustments
 from ctx_lsp.assembly.budget import MAX_OUTLINE_CAP, UNKNOWN_MODEL_LIMIT, model_limit, plan_budget, tier_caps
-from ctx_lsp.code.outline import Tier
+from ctx_lsp.vocabulary import Tier
 from ctx_lsp.code.tiers import TIER_CAP_TOKENS
 from ctx_lsp.config import ADJUSTMENT_RULES
 from ctx_lsp.errors import InvalidParam
@@ -44,14 +44,6 @@ def test_overrides_only_lower_the_limit() -> None:
     assert model_limit("gpt-4o", {"gpt-4o": 32_000})[0] == 32_000
     limit, warning = model_limit("gpt-4o", {"gpt-4o": 1_000_000})
     assert limit == 128_000 and "only lower" in (warning or "")
-
-
-def test_utilization_needs_a_known_value() -> None:
-    """Ensure that a bad utilization is refused naming the field."""
-    with pytest.raises(InvalidParam, match="^utilization"):
-        plan_budget(budget=None, model="gpt-4o", utilization="most", agent_budget=1, output_reserve_pct=0)
-    with pytest.raises(InvalidParam, match="^utilization: needs a model"):
-        plan_budget(budget=None, model=None, utilization="low", agent_budget=1, output_reserve_pct=0)
 
 
 def test_adjustments_move_shares() -> None:

@@ -8,10 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx_lsp.assembly.adjustments import Signals
-from ctx_lsp.assembly.candidate import Candidate, memoised
-from ctx_lsp.assembly.orchestrator import SKELETON_TOKENS, Offer, assemble
-from ctx_lsp.code.outline import Tier
-from ctx_lsp.code.tiers import Rendering
+from ctx_lsp.vocabulary import Candidate, memoised
+from ctx_lsp.assembly.orchestrator import SKELETON_TOKENS, assemble
+from ctx_lsp.vocabulary import ContributorName, Offer, Strategy
+from ctx_lsp.vocabulary import Tier
+from ctx_lsp.vocabulary import Rendering
 from ctx_lsp.config import Config
 from ctx_lsp.tokens import counter_for, cut_to_tokens
 
@@ -36,7 +37,8 @@ def text_candidate(contributor: str, name: str, salience: float, tier_lines: dic
 
 
 def offers(**by_contributor: list[Candidate]) -> dict[str, Offer]:
-    return {name: Offer(name, cands, "breadth" if name in ("retrieval", "codebase_map") else "depth")
+    return {name: Offer(ContributorName(name), cands,
+                        Strategy.BREADTH if name in ("retrieval", "codebase_map") else Strategy.DEPTH)
             for name, cands in by_contributor.items()}
 
 

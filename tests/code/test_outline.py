@@ -14,7 +14,6 @@ from ctx_lsp.code import outline as outline_module
 from ctx_lsp.code.outline import (
     Outline,
     Symbol,
-    Tier,
     outline_for,
     outline_from_json,
     outline_python,
@@ -22,6 +21,7 @@ from ctx_lsp.code.outline import (
     outline_to_json,
     split_lines,
 )
+from ctx_lsp.vocabulary import Tier
 
 SAMPLE = textwrap.dedent(
     '''\

@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctx_lsp.code.outline import Outline, Tier, outline_for, outline_python
-from ctx_lsp.code.tiers import SHORT_SIGNATURE_CHARS, TIER_CAP_TOKENS, Rendering, _short_signature, render
+from ctx_lsp.code.outline import Outline, outline_for, outline_python
+from ctx_lsp.vocabulary import Tier
+from ctx_lsp.code.tiers import SHORT_SIGNATURE_CHARS, TIER_CAP_TOKENS, _short_signature, render
+from ctx_lsp.vocabulary import Rendering
 from ctx_lsp.tokens import TokenCounter, counter_for
 
 MODULE = textwrap.dedent(
