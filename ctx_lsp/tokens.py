@@ -316,8 +316,21 @@ class Cut:
         return self.omitted_lines > 0
 
 
+ELLIPSIS = "…"
+"""The one mark of text left out, in every outline, docstring line and summary."""
+
+
+def ellipsize(text: str, max_chars: int) -> str:
+    """`text`, or its first characters and `…` in exactly `max_chars` or fewer (trailing
+    spaces before the mark dropped). For one-line summaries: signatures, docstrings,
+    constants, message previews. Cutting to a *token* budget is `cut_to_tokens`."""
+    if len(text) <= max_chars:
+        return text
+    return text[: max(0, max_chars - 1)].rstrip() + ELLIPSIS
+
+
 def more_lines_marker(omitted: int) -> str:
-    return f"… {omitted} more lines"
+    return f"{ELLIPSIS} {omitted} more lines"
 
 
 def line_count(text: str) -> int:

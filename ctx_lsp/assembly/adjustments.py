@@ -10,10 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-DOMINANT_HIT_RATIO = 2.0
-"""A top retrieval hit scoring ≥ 2× the runner-up means the task names its target:
-the wide codebase map matters less than that target's neighbourhood."""
-DOMINANT_HIT_MAP_SHRINK = 0.5
+from ctx_lsp.relevance import DOMINANT_HIT_MAP_SHRINK, DOMINANT_HIT_RATIO
 
 
 @dataclass(frozen=True, slots=True)

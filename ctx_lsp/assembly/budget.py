@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
-from ctx_lsp.vocabulary import Tier, Utilization
 from ctx_lsp.code.tiers import TIER_CAP_TOKENS
+from ctx_lsp.relevance import MAX_FOCUSED_CAP, MAX_OUTLINE_CAP, OUTLINE_CAP_SHARE
+from ctx_lsp.vocabulary import Tier, Utilization
 
 UNKNOWN_MODEL_LIMIT = 128_000
 
@@ -95,10 +96,6 @@ def plan_budget(
     return BudgetPlan(agent_budget, None, 0)
 
 
-OUTLINE_CAP_SHARE = 5
-"""A large budget lets one outline grow to 1/5 of it (and a focused section to 2/5)."""
-MAX_OUTLINE_CAP = 8000
-MAX_FOCUSED_CAP = 10000
 
 
 def tier_caps(budget: int) -> dict[Tier, int]:

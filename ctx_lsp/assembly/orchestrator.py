@@ -23,12 +23,20 @@ from ctx_lsp.assembly.budget import tier_caps
 from ctx_lsp.assembly.render import render
 from ctx_lsp.code.tiers import TIER_CAP_TOKENS
 from ctx_lsp.config import WindowTypeConfig
+from ctx_lsp.relevance import (
+    BREADTH_SHARE,
+    MEDIUM_MIN_RELATIVE_SALIENCE,
+    MEDIUM_OUTLINE_TOKENS,
+    MIN_CUT_SECTION_TOKENS,
+    SKELETON_TOKENS,
+)
 from ctx_lsp.tokens import TokenCounter
 from ctx_lsp.vocabulary import (
     Candidate,
     Contribution,
     ContributorName,
     Decision,
+    Format,
     LineRange,
     Offer,
     Rendering,
@@ -41,20 +49,6 @@ SURPLUS_DONOR_MAX_USE = 0.30
 """Contributors using < 30 % of their allocation donate the rest (DESIGN, pass 4)."""
 SURPLUS_RECIPIENT_MIN_USE = 0.80
 """Contributors using > 80 % of their allocation may receive surplus (DESIGN, pass 4)."""
-BREADTH_SHARE = 0.75
-"""Breadth-first contributors first spend up to three quarters of their allocation on
-skeletons of as many candidates as fit, then grow the best ones: an agent told where ten
-relevant things are does better than one shown two files in full."""
-SKELETON_TOKENS = 110
-"""A breadth contributor's first placement of a file: its few most relevant definitions
-(an outline pruned to this size) — where things are, before what they are."""
-MEDIUM_OUTLINE_TOKENS = 400
-"""The first growth step of a breadth contributor's files: enough for a module's main
-classes and functions, before any one file grows to its whole outline."""
-MEDIUM_MIN_RELATIVE_SALIENCE = 0.2
-"""Only files at least this salient relative to the contributor's best take the medium step."""
-MIN_CUT_SECTION_TOKENS = 80
-"""An outline cut below ~80 tokens shows a path and a line or two: not worth its slot."""
 SECTION_JOIN_SLACK = 2
 """Tokens per section for the blank lines joining sections (merges vary by one)."""
 
@@ -107,7 +101,7 @@ class _Pricer:
     """Section overhead (heading, fences) per candidate, counted once; and the per-section
     tier caps of this bundle's budget."""
 
-    def __init__(self, counter: TokenCounter, fmt: str, caps: Mapping[Tier, int] = TIER_CAP_TOKENS):
+    def __init__(self, counter: TokenCounter, fmt: Format, caps: Mapping[Tier, int] = TIER_CAP_TOKENS):
         self.counter = counter
         self.fmt = fmt
         self.caps = caps
@@ -179,7 +173,7 @@ def _fill(state: _State, taken: dict[str, str], pricer: _Pricer, decisions: dict
         state.placed.append(p)
         taken[p.candidate.path] = state.name
 
-    if state.offer.strategy is Strategy.BREADTH:
+    if state.offer.strategy == Strategy.BREADTH:
         # Skeletons (each file's most relevant definitions) of as many candidates as fit in
         # BREADTH_SHARE of the allocation; then the best ones grow.
         breadth_room = int(budget * BREADTH_SHARE)
@@ -245,7 +239,7 @@ def assemble(
     budget: int,
     counter: TokenCounter,
     title: str,
-    fmt: str,
+    fmt: Format,
     signals: Signals,
     reserved: Mapping[str, int] | None = None,
 ) -> Outcome:
@@ -381,7 +375,7 @@ def _normalise(shares: dict[str, float]) -> None:
         shares[name] /= total
 
 
-def _render_all(states: Mapping[str, _State], presentation: Sequence[str], title: str, fmt: str,
+def _render_all(states: Mapping[str, _State], presentation: Sequence[str], title: str, fmt: Format,
                 counter: TokenCounter) -> tuple[list[Section], str, int]:
     ordered = [n for n in presentation if n in states] + [n for n in states if n not in presentation]
     sections = [section_of(p.candidate, p.rendering) for n in ordered for p in states[n].placed]

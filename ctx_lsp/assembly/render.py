@@ -11,10 +11,9 @@ import re
 from typing import Sequence
 from xml.sax.saxutils import quoteattr
 
-from ctx_lsp.vocabulary import Section
+from ctx_lsp.vocabulary import Format, Section
 
 TIER_NAMES = {1: "outline", 2: "focused", 3: "full"}
-FORMATS = ("markdown", "xml")
 
 _FENCE_LANG = {".py": "python", ".pyi": "python", ".md": "markdown", ".toml": "toml", ".json": "json",
                ".yaml": "yaml", ".yml": "yaml", ".js": "javascript", ".ts": "typescript", ".sh": "bash",
@@ -59,5 +58,5 @@ def render_xml(sections: Sequence[Section], title: str) -> str:
     return "\n".join(parts) + "\n"
 
 
-def render(sections: Sequence[Section], title: str, fmt: str = "markdown") -> str:
-    return render_xml(sections, title) if fmt == "xml" else render_markdown(sections, title)
+def render(sections: Sequence[Section], title: str, fmt: Format = Format.MARKDOWN) -> str:
+    return render_xml(sections, title) if fmt == Format.XML else render_markdown(sections, title)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ctx_lsp.code.outline import Outline, Symbol, split_lines
+from ctx_lsp.tokens import ellipsize
 
 __all__ = ["outline_markdown"]
 
@@ -26,9 +27,7 @@ _NOT_PARAGRAPH = re.compile(r"^(?: {4}|\t| {0,3}(?:[-*+>|<]|\d+[.)](?:\s|$)|(?:[
 
 
 def _cut(text: str) -> str:
-    if len(text) <= DOC_LINE_MAX_CHARS:
-        return text
-    return text[: DOC_LINE_MAX_CHARS - 1].rstrip() + "…"
+    return ellipsize(text, DOC_LINE_MAX_CHARS)
 
 
 def _headings(lines: list[str]) -> tuple[list[tuple[int, int, str, int]], set[int]]:

@@ -27,6 +27,8 @@ from operator import attrgetter
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from ctx_lsp.tokens import ellipsize
+
 __all__ = [
     "Constant",
     "Import",
@@ -430,9 +432,7 @@ def _constant(src: bytes, stmt: Node) -> Constant | None:
     if left is None or left.type != "identifier":
         return None
     first_line = _decode(src[stmt.start_byte : stmt.end_byte].split(b"\n", 1)[0]).strip()
-    if len(first_line) > CONSTANT_TEXT_MAX_CHARS:
-        first_line = first_line[: CONSTANT_TEXT_MAX_CHARS - 1].rstrip() + "…"
-    return Constant(stmt.start_point[0] + 1, _decode(left.text or b""), first_line)
+    return Constant(stmt.start_point[0] + 1, _decode(left.text or b""), ellipsize(first_line, CONSTANT_TEXT_MAX_CHARS))
 
 
 def _module_level(src: bytes, root: Node) -> tuple[list[Import], list[Constant]]:

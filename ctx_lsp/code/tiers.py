@@ -14,8 +14,8 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import NamedTuple
 
 from ctx_lsp.code.outline import Outline, Symbol, split_lines
+from ctx_lsp.tokens import TokenCounter, cut_to_tokens, ellipsize
 from ctx_lsp.vocabulary import Rendering, Tier
-from ctx_lsp.tokens import TokenCounter, cut_to_tokens
 
 __all__ = ["TIER_CAP_TOKENS", "Rendering", "render"]
 
@@ -325,7 +325,7 @@ def _full(text: str, outline: Outline, counter: TokenCounter, cap: int) -> Rende
 
 
 def _cut_doc(doc: str) -> str:
-    return doc if len(doc) <= DOC_MAX_CHARS else doc[: DOC_MAX_CHARS - 1].rstrip() + "…"
+    return ellipsize(doc, DOC_MAX_CHARS)
 
 
 def _visible(symbols: Sequence[Symbol]) -> list[bool]:
@@ -421,7 +421,7 @@ def _short_signature(signature: str, limit: int = SHORT_SIGNATURE_CHARS) -> str:
     open_at = signature.find("(")
     close_at = signature.rfind(")")
     if open_at < 0 or close_at < open_at:
-        return signature[: limit - 1] + "…"
+        return ellipsize(signature, limit)
     tail = signature[close_at + 1 :]
     if len(tail) > 40:
         tail = ""
@@ -465,7 +465,7 @@ def _python_rows(
         rows.append(_Row(*summary, unit=len(units) - 1))
     for c in outline.constants:
         units.append(_Unit((_KEY_CONSTANT, c.line)))
-        text = c.text if not compact or len(c.text) <= SHORT_SIGNATURE_CHARS else c.text[: SHORT_SIGNATURE_CHARS - 1] + "…"
+        text = ellipsize(c.text, SHORT_SIGNATURE_CHARS) if compact else c.text
         rows.append(_Row(c.line, text, unit=len(units) - 1))
     if lines:
         focus_order = {name: i for i, name in enumerate(focus)}

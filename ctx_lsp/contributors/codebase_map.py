@@ -9,14 +9,8 @@ incrementally with the index; a request only personalises it.
 from __future__ import annotations
 
 from ctx_lsp.contributors.base import AssemblyContext, definition_ranks, file_candidate
+from ctx_lsp.relevance import MAP_DEFINITIONS_PER_FILE, MAX_MAP_FILES
 from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy, Tier
-
-MAX_MAP_FILES = 200
-"""Files offered to the map (the graph lists its best 200), however low their rank: a
-large budget maps most of a mid-sized repository, the unreferenced files last."""
-DEFS_PER_FILE = 20
-"""Definitions ranked per file: a map entry shows the best of them first (as many as its
-room allows), then the file's other top-level names."""
 
 
 class CodebaseMap:
@@ -41,7 +35,7 @@ class CodebaseMap:
                 continue
             mentioned = rank.mentioned_in.get(f.abs_path, ())
             reason = f"graph rank {f.score:.2f}" + (f"; defines {', '.join(mentioned[:3])}" if mentioned else "")
-            ranks = definition_ranks(ctx, rank, entry.abs_path, DEFS_PER_FILE) if entry.symbols else None
+            ranks = definition_ranks(ctx, rank, entry.abs_path, MAP_DEFINITIONS_PER_FILE) if entry.symbols else None
             candidates.append(file_candidate(ctx, entry, self.name, f.score, reason, Tier.OUTLINE, ranks=ranks,
                                              compact=True))
         return Offer(self.name, candidates, self.strategy)

@@ -12,22 +12,17 @@ from typing import Mapping, Sequence
 
 from ctx_lsp.contributors.base import AssemblyContext, RankedFile, definition_ranks, file_candidate
 from ctx_lsp.index.search import SearchHit
+from ctx_lsp.relevance import (
+    DEFINITIONS_RANKED,
+    EXTRA_HIT_WEIGHT,
+    FOCUS_SYMBOLS,
+    GRAPH_BLEND,
+    MAX_CANDIDATE_FILES,
+    MAX_EXTRA_HITS,
+    SEARCH_HITS,
+    TEST_FILE_FACTOR,
+)
 from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy
-
-SEARCH_HITS = 300
-"""Symbol hits read per request; enough to cover ~40 distinct files on large repos."""
-MAX_CANDIDATE_FILES = 40
-"""Files offered: beyond ~40, lower-ranked files never fit even a 32K budget as outlines."""
-EXTRA_HIT_WEIGHT = 0.3
-"""Each further matching symbol in a file adds 30 % of its score: several matches beat one."""
-MAX_EXTRA_HITS = 3
-TEST_FILE_FACTOR = 0.35
-"""Tests match task words as well as the code they test; unless asked for, prefer the code."""
-GRAPH_BLEND = 0.35
-"""Share of a file's salience that comes from its personalised graph rank."""
-FOCUS_SYMBOLS = 10
-DEFINITIONS_RANKED = 20
-"""Definitions per file ranked by the graph, kept after the matching symbols."""
 
 
 def is_test_path(path: str) -> bool:

@@ -16,21 +16,18 @@ from ctx_lsp.contributors.base import AssemblyContext, WorkingFile, file_candida
 from ctx_lsp.errors import CtxError
 from ctx_lsp.index.files import IndexedFile, decode
 from ctx_lsp.index.workspace import Workspace
+from ctx_lsp.relevance import (
+    FOCUS_SALIENCE,
+    MAX_CALL_NEIGHBOURS,
+    OPEN_SALIENCE,
+    RECENCY_DECAY,
+    RECENT_EDIT_HALF_LIFE_S,
+    SMALL_FILE_TOKENS,
+)
 from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy, Tier
 
-FOCUS_SALIENCE = 1.0
-OPEN_SALIENCE = 0.9
-RECENCY_DECAY = 0.85
-"""Each step back in edit recency keeps 85 % of the salience: the last few edits dominate."""
-RECENT_EDIT_HALF_LIFE_S = 600.0
-"""An edit ten minutes ago counts half as much as one now."""
-MAX_CALL_NEIGHBOURS = 6
-"""Callers/callees of the cursor symbol shown in full: more turns focus into a dump."""
 MAX_DIFF_LINES = 20_000
 """Beyond this a buffer-vs-disk diff costs more than it tells; skip edit detection."""
-SMALL_FILE_TOKENS = 1500
-"""A working file with no cursor or edits is shown whole only when this small; a larger
-one is outlined (its signatures), leaving room for what the task touches elsewhere."""
 
 
 def symbol_at(outline: Outline, line: int) -> str | None:

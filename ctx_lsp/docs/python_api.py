@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from ctx_lsp.code.outline import python_parser
-
 from ctx_lsp.docs.sections import Block, Draft, Kind, drafts_from_blocks, split_blocks
+from ctx_lsp.tokens import ellipsize
 
 __all__ = ["ModuleApi", "module_drafts", "parse_module"]
 
@@ -106,7 +106,7 @@ def _one_line(text: str, limit: int) -> str:
     text = " ".join(text.split())
     if " " in text:
         text = _AFTER_OPEN.sub(r"\1", _BEFORE_CLOSE.sub(r"\1", text))
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return ellipsize(text, limit)
 
 
 def _header(src: bytes, node: Node) -> str:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctx_lsp.errors import CtxError, InvalidParam, json_type, type_problem
-from ctx_lsp.tokens import TokenCounter, cut_to_tokens, line_count
+from ctx_lsp.tokens import TokenCounter, cut_to_tokens, ellipsize, line_count
 
 ROLES = ("system", "user", "assistant", "tool")
 STRATEGY = "recent_turns"
@@ -718,8 +718,4 @@ def _first_line(text: str) -> str:
     Reads only up to that line: a dropped message may be a 100 KB paste."""
     match = _NON_BLANK_LINE.search(text)
     line = _WHITESPACE.sub(" ", match.group()).strip() if match else ""
-    return (
-        line
-        if len(line) <= FIRST_LINE_MAX_CHARS
-        else line[: FIRST_LINE_MAX_CHARS - 1].rstrip() + "…"
-    )
+    return ellipsize(line, FIRST_LINE_MAX_CHARS)

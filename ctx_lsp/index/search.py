@@ -17,13 +17,7 @@ from ctx_lsp.code.outline import Symbol
 from ctx_lsp.index.changes import ChangeQueue
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.terms import count_terms, query_terms, terms
-
-BM25_K1 = 1.2
-BM25_B = 0.75
-NAME_BOOST = 3
-"""A term in a symbol's own name counts three times: names say what code is about."""
-PATH_BOOST = 2
-"""A term in a file's path (module and package names) counts twice for file documents."""
+from ctx_lsp.relevance import BM25_B, BM25_K1, NAME_BOOST, PATH_BOOST
 
 
 @dataclass(frozen=True, slots=True)

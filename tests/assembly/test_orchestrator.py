@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ctx_lsp.assembly.adjustments import Signals
 from ctx_lsp.vocabulary import Candidate, memoised
 from ctx_lsp.assembly.orchestrator import SKELETON_TOKENS, assemble
-from ctx_lsp.vocabulary import ContributorName, Offer, Strategy
+from ctx_lsp.vocabulary import ContributorName, Format, Offer, Strategy
 from ctx_lsp.vocabulary import Tier
 from ctx_lsp.vocabulary import Rendering
 from ctx_lsp.config import Config
@@ -43,7 +43,7 @@ def offers(**by_contributor: list[Candidate]) -> dict[str, Offer]:
 
 
 def run(offer_map, budget, policy=BALANCED, signals=QUIET, title="Context"):
-    return assemble(offer_map, policy, "balanced", CONFIG.weights, budget, COUNTER, title, "markdown", signals)
+    return assemble(offer_map, policy, "balanced", CONFIG.weights, budget, COUNTER, title, Format.MARKDOWN, signals)
 
 
 def test_total_never_exceeds_budget_and_records_passes() -> None:
@@ -132,8 +132,8 @@ def test_budget_uniqueness_and_determinism(budget, n_work, n_ret, n_map, sizes, 
                           for i in range(n_map)],
         )
     policy = CONFIG.context_window_types[profile]
-    first = assemble(build(), policy, profile, CONFIG.weights, budget, COUNTER, "T", "markdown", QUIET)
-    second = assemble(build(), policy, profile, CONFIG.weights, budget, COUNTER, "T", "markdown", QUIET)
+    first = assemble(build(), policy, profile, CONFIG.weights, budget, COUNTER, "T", Format.MARKDOWN, QUIET)
+    second = assemble(build(), policy, profile, CONFIG.weights, budget, COUNTER, "T", Format.MARKDOWN, QUIET)
     assert first.total_tokens <= budget
     assert first.total_tokens == COUNTER.count(first.text)
     paths = [s.path for s in first.sections]
