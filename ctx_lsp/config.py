@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ctx_lsp.errors import ConfigError
+from ctx_lsp.vocabulary import AdjustmentRule, ContributorName
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -80,10 +81,7 @@ def _agents() -> dict[str, AgentConfig]:
     return {name: AgentConfig(*values) for name, values in table.items()}
 
 
-CONTRIBUTORS = (
-    "working_files", "retrieval", "codebase_map", "project_docs",
-    "conversation_history", "artifacts", "library_docs",
-)
+CONTRIBUTORS: tuple[str, ...] = tuple(n.value for n in ContributorName)
 """Every contributor, in the order the snapshot lists them."""
 
 
@@ -119,12 +117,8 @@ class WindowTypeConfig:
     """Dynamic adjustment rules in force (see assembly/adjustments.py)."""
 
 
-ADJUSTMENT_RULES = (
-    "no_conversation_to_working_files",
-    "no_working_files_to_retrieval",
-    "no_query_to_codebase_map",
-    "dominant_hit_shrinks_map",
-)
+ADJUSTMENT_RULES: tuple[str, ...] = tuple(r.value for r in AdjustmentRule)
+"""Every rule, enabled by default in this order."""
 
 
 def _policy_table(rows: dict[str, tuple[float, float, float, int]]) -> dict[str, ContributorPolicy]:

@@ -48,6 +48,15 @@ class ContributorName(Named):
     LIBRARY_DOCS = "library_docs"
 
 
+class AdjustmentRule(Named):
+    """The dynamic adjustments (assembly pass 2) a context window type may enable."""
+
+    NO_CONVERSATION_TO_WORKING_FILES = "no_conversation_to_working_files"
+    NO_WORKING_FILES_TO_RETRIEVAL = "no_working_files_to_retrieval"
+    NO_QUERY_TO_CODEBASE_MAP = "no_query_to_codebase_map"
+    DOMINANT_HIT_SHRINKS_MAP = "dominant_hit_shrinks_map"
+
+
 class Strategy(Named):
     """How a contributor prefers to spend its allocation."""
 

@@ -11,6 +11,12 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ctx_lsp.relevance import DOMINANT_HIT_MAP_SHRINK, DOMINANT_HIT_RATIO
+from ctx_lsp.vocabulary import AdjustmentRule, ContributorName
+
+HISTORY = ContributorName.CONVERSATION_HISTORY
+WORKING = ContributorName.WORKING_FILES
+RETRIEVAL = ContributorName.RETRIEVAL
+MAP = ContributorName.CODEBASE_MAP
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,17 +50,17 @@ def no_conversation_to_working_files(shares: Shares, s: Signals) -> str | None:
     if s.has_messages or not s.has_working_files:
         return None
     if not s.working_focus:
-        moved = _move(shares, "conversation_history", "codebase_map")
+        moved = _move(shares, HISTORY, MAP)
         return (f"no conversation, and no cursor or edits in the working files: its {moved:.0%} share "
                 "goes to the codebase map around them") if moved else None
-    moved = _move(shares, "conversation_history", "working_files")
+    moved = _move(shares, HISTORY, WORKING)
     return f"no conversation: its {moved:.0%} share goes to working files" if moved else None
 
 
 def no_working_files_to_retrieval(shares: Shares, s: Signals) -> str | None:
     if s.has_working_files:
         return None
-    moved = _move(shares, "working_files", "retrieval" if s.has_query else "codebase_map")
+    moved = _move(shares, WORKING, RETRIEVAL if s.has_query else MAP)
     dest = "retrieval" if s.has_query else "the codebase map"
     return f"no working files: their {moved:.0%} share goes to {dest}" if moved else None
 
@@ -62,23 +68,23 @@ def no_working_files_to_retrieval(shares: Shares, s: Signals) -> str | None:
 def no_query_to_codebase_map(shares: Shares, s: Signals) -> str | None:
     if s.has_query:
         return None
-    moved = _move(shares, "retrieval", "codebase_map")
+    moved = _move(shares, RETRIEVAL, MAP)
     return f"no query: the retrieval share ({moved:.0%}) goes to the codebase map" if moved else None
 
 
 def dominant_hit_shrinks_map(shares: Shares, s: Signals) -> str | None:
     if s.top_hit_ratio < DOMINANT_HIT_RATIO:
         return None
-    moved = _move(shares, "codebase_map", "retrieval", DOMINANT_HIT_MAP_SHRINK)
+    moved = _move(shares, MAP, RETRIEVAL, DOMINANT_HIT_MAP_SHRINK)
     return (f"one retrieval hit {s.top_hit_ratio:.1f}× above the rest: codebase map shrunk by "
             f"{moved:.0%} of the budget, given to retrieval") if moved else None
 
 
 RULES: dict[str, Rule] = {
-    "no_conversation_to_working_files": no_conversation_to_working_files,
-    "no_working_files_to_retrieval": no_working_files_to_retrieval,
-    "no_query_to_codebase_map": no_query_to_codebase_map,
-    "dominant_hit_shrinks_map": dominant_hit_shrinks_map,
+    AdjustmentRule.NO_CONVERSATION_TO_WORKING_FILES: no_conversation_to_working_files,
+    AdjustmentRule.NO_WORKING_FILES_TO_RETRIEVAL: no_working_files_to_retrieval,
+    AdjustmentRule.NO_QUERY_TO_CODEBASE_MAP: no_query_to_codebase_map,
+    AdjustmentRule.DOMINANT_HIT_SHRINKS_MAP: dominant_hit_shrinks_map,
 }
 
 
