@@ -10,7 +10,6 @@ from __future__ import annotations
 import gc
 import logging
 import threading
-import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,11 +25,10 @@ from ctx_lsp.docs.library import DocsResult, LibraryDocs, LibraryMatch
 from ctx_lsp.errors import CtxError
 from ctx_lsp.history.windowing import WindowResult, window_messages
 from ctx_lsp.index.graph import ReferenceGraph
-from ctx_lsp.index.scan import IgnoreRules
 from ctx_lsp.index.search import SearchHit, SearchIndex
 from ctx_lsp.index.store import ensure_cache_dir
 from ctx_lsp.index.watch import Watcher
-from ctx_lsp.index.workspace import IndexStats, ProgressFn, Workspace
+from ctx_lsp.index.workspace import IndexStats, ProgressFn, Refresh, Workspace
 from ctx_lsp.tokens import TokenCounter, counter_for
 from ctx_lsp.vocabulary import (
     BundleRequest,
@@ -153,19 +151,10 @@ class Engine:
         """Apply new client settings; returns the warnings. Raises ConfigError on bad types."""
         root = self.workspace.roots[0]
         loaded = load(root, overrides)
-        old = self.loaded.config
         self.loaded = loaded
-        self.workspace.config = loaded.config
-        if (old.index.ignore, old.index.max_file_bytes, old.tokenizer, old.index.respect_gitignore) != (
-            loaded.config.index.ignore, loaded.config.index.max_file_bytes, loaded.config.tokenizer,
-            loaded.config.index.respect_gitignore,
-        ):
-            for folder in self.workspace.folders:
-                folder.rules = IgnoreRules(folder.root, loaded.config.index.ignore, loaded.config.index.respect_gitignore)
-                if old.tokenizer != loaded.config.tokenizer and folder.store is not None:
-                    folder.store.close()
-                    folder.store = None
-            self.index(force=old.tokenizer != loaded.config.tokenizer)
+        reindex = self.workspace.reconfigure(loaded.config)
+        if reindex is not None:
+            self.index(force=reindex.force)
         return list(loaded.warnings)
 
     def close(self) -> None:
@@ -179,6 +168,14 @@ class Engine:
 
     def close_document(self, path: str) -> None:
         self.workspace.close_document(path)
+
+    def refresh(self, paths: Sequence[Path | str]) -> Refresh:
+        """Re-check paths that changed on disk (the editor's didChangeWatchedFiles)."""
+        return self.workspace.refresh(paths)
+
+    @property
+    def roots(self) -> list[Path]:
+        return self.workspace.roots
 
     # ------------------------------------------------------------------ queries
     def outline(self, path: str, tier: int = 1) -> OutlineResult:
@@ -271,8 +268,7 @@ class Engine:
         return self.last_explanation
 
     def _abs(self, path: str) -> str:
-        folder, rel = self.workspace.locate(path)
-        return str(folder.root / rel)
+        return self.workspace.locate(path).abs_path
 
     # ------------------------------------------------------------------ status
     def status(self) -> StatusReport:
@@ -302,7 +298,7 @@ class Engine:
                 events=watcher.events if watcher else 0,
             ),
             cache={
-                "locations": [f.store.location for f in ws.folders if f.store is not None],
+                "locations": ws.cache_locations(),
                 "warnings": ws.cache_warnings(),
                 "docs": self._library_docs.stats() if self._library_docs is not None else None,
             },

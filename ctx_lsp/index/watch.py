@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from ctx_lsp.errors import OutsideWorkspace
 from ctx_lsp.index.files import IndexedFile
@@ -39,14 +39,14 @@ class WatchFilter:
 
     def __call__(self, change: object, path: str) -> bool:
         try:
-            folder, rel = self.workspace.locate(path)
+            location = self.workspace.locate(path)
         except OutsideWorkspace:
             return False
-        if not rel:
+        if not location.rel:
             return False
-        if os.path.basename(rel) == ".gitignore":
+        if os.path.basename(location.rel) == ".gitignore":
             return True
-        return not folder.rules.is_excluded(rel, os.path.isdir(path))
+        return not location.folder.rules.is_excluded(location.rel, os.path.isdir(path))
 
 
 class Watcher:
@@ -117,14 +117,14 @@ class Watcher:
 
     def _apply(self, paths: list[str]) -> None:
         try:
-            removed, updated = self.workspace.refresh(paths)
-        except Exception:  # noqa: BLE001 - keep watching whatever one batch did
+            result = self.workspace.refresh(paths)
+        except Exception:  # keep watching whatever one batch did
             log.exception("refresh after file changes failed")
             return
-        if self.on_change and (removed or updated):
+        if self.on_change and result.changed:
             try:
-                self.on_change(removed, updated)
-            except Exception:  # noqa: BLE001
+                self.on_change(result.removed, result.updated)
+            except Exception:  # a callback bug must not stop the watcher
                 log.exception("change callback failed")
 
     def _fail(self, message: str) -> None:

@@ -23,8 +23,8 @@ from pygls.protocol import LanguageServerProtocol
 
 from ctx_lsp import __version__
 from ctx_lsp.engine import Engine
-from ctx_lsp.index.workspace import ProgressFn
 from ctx_lsp.errors import CtxError
+from ctx_lsp.index.workspace import ProgressFn
 from ctx_lsp.params import uri_to_path
 
 log = logging.getLogger(__name__)

@@ -11,8 +11,8 @@ from typing import Any
 
 from ctx_lsp.errors import InvalidParam
 from ctx_lsp.server.app import CtxServer
-from ctx_lsp.wire import to_wire
 from ctx_lsp.server.errors import maps_errors
+from ctx_lsp.wire import to_wire
 
 
 def _no_args(command: str, args: tuple[Any, ...]) -> None:

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from lsprotocol import types as lsp
 
 from ctx_lsp.errors import ConfigError, CtxError
-from ctx_lsp.server.app import CtxServer
 from ctx_lsp.params import uri_to_path
+from ctx_lsp.server.app import CtxServer
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ def register(server: CtxServer) -> None:
                 paths.append(ls.path_of(change.uri))
             except CtxError:
                 continue
-        await asyncio.to_thread(engine.workspace.refresh, paths)
+        await asyncio.to_thread(engine.refresh, paths)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: CtxServer, params: lsp.DidChangeConfigurationParams) -> None:
@@ -152,7 +153,7 @@ def register(server: CtxServer) -> None:
                 ls.create_engine(added, ls.init_options)
                 ls.index_task = asyncio.create_task(ls.run_index())
             return
-        roots = [r for r in ls.engine.workspace.roots if r not in removed] + added
+        roots = [r for r in ls.engine.roots if r not in removed] + added
         if not roots:
             ls.log("all workspace folders removed; keeping the last one indexed", lsp.MessageType.Warning)
             return

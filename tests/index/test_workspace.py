@@ -1,4 +1,4 @@
-"""Tests for ctx_lsp/index/workspace.py: full passes, the cache, refresh and buffers."""
+"""Tests for ctx_lsp/index/workspace.py: full passes, the cache, refresh, buffers and reading."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from ctx_lsp.config import Config
 from ctx_lsp.errors import NotFound, OutsideWorkspace
-from ctx_lsp.index.workspace import Workspace
+from ctx_lsp.index.workspace import Refresh, Reindex, Workspace
 from tests.conftest import write_tree
 
 
@@ -51,7 +51,7 @@ def test_touch_without_change_keeps_outline(sample_workspace: Path) -> None:
 
 def test_parallel_cold_index_matches_serial(tmp_path: Path) -> None:
     """Ensure that the process-pool path gives the same index as the in-process one."""
-    files = {f"m{i}.py": f"def f{i}(x: int) -> int:\n    return x + {i}\n" for i in range(40)}
+    files: dict[str, str | bytes] = {f"m{i}.py": f"def f{i}(x: int) -> int:\n    return x + {i}\n" for i in range(40)}
     root = write_tree(tmp_path / "ws", files)
     serial = _ws(root, workers=1, cache=False)
     serial.index()
@@ -81,10 +81,12 @@ def test_refresh_created_modified_deleted(sample_workspace: Path) -> None:
     new = sample_workspace / "pkg" / "new.py"
     new.write_text("def fresh():\n    return 1\n")
     (sample_workspace / "notes.txt").unlink()
-    removed, updated = ws.refresh([new, sample_workspace / "notes.txt"])
-    assert [u.path for u in updated] == ["pkg/new.py"]
-    assert removed == [str(sample_workspace.resolve() / "notes.txt")]
-    assert seen and seen[-1][1] == ["pkg/new.py"]
+    result = ws.refresh([new, sample_workspace / "notes.txt"])
+    assert isinstance(result, Refresh) and result.changed
+    assert [u.path for u in result.updated] == ["pkg/new.py"]
+    assert result.removed == (str(sample_workspace.resolve() / "notes.txt"),)
+    assert seen == [([str(sample_workspace.resolve() / "notes.txt")], ["pkg/new.py"])]
+    assert ws.refresh([new]) == Refresh()  # nothing changed since: nothing to report
     with pytest.raises(NotFound):
         ws.get("notes.txt")
 
@@ -119,29 +121,16 @@ def test_overlay_overrides_disk_until_close(sample_workspace: Path) -> None:
     assert [s.name for s in ws.get(path).outline.symbols] == ["assemble_bundle"]
 
 
-def test_outside_paths_are_refused(tmp_path: Path) -> None:
-    """Ensure that paths outside the folders, via .. or a symlink, are refused."""
+def test_outside_buffers_are_refused(tmp_path: Path) -> None:
+    """Ensure that an editor buffer outside the folders is refused, not tracked.
+    (The inside-the-workspace decision itself is tested in test_folders.py.)"""
     outside = write_tree(tmp_path / "outside", {"secret.py": "X = 1\n"})
     root = write_tree(tmp_path / "ws", {"a.py": ""})
-    os.symlink(outside / "secret.py", root / "link.py")
     ws = _ws(root)
     ws.index()
-    for bad in (outside / "secret.py", root / ".." / "outside" / "secret.py", root / "link.py", "/etc/passwd"):
-        with pytest.raises(OutsideWorkspace):
-            ws.locate(bad)
     with pytest.raises(OutsideWorkspace):
         ws.open_document(outside / "secret.py", "X = 2\n", 1)
-
-
-def test_read_text_catches_up_with_disk(sample_workspace: Path) -> None:
-    """Ensure that text read for rendering always matches the outline's line numbers."""
-    ws = _ws(sample_workspace)
-    ws.index()
-    stale = ws.get("pkg/bundle.py")
-    (sample_workspace / "pkg" / "bundle.py").write_text("# moved\n\n\ndef assemble_bundle():\n    pass\n")
-    text, fresh = ws.read_text(stale)
-    assert fresh.outline.symbols[0].start_line == 4
-    assert text.splitlines()[3].startswith("def assemble_bundle")
+    assert ws.overlay_paths() == [] and list(ws.files) == [str(root.resolve() / "a.py")]
 
 
 def test_multi_root_paths(tmp_path: Path) -> None:
@@ -151,3 +140,116 @@ def test_multi_root_paths(tmp_path: Path) -> None:
     ws = Workspace([a, b], Config())
     ws.index()
     assert sorted(f.path for f in ws.files.values()) == ["alpha/x.py", "beta/y.py"]
+
+
+def test_reading_a_changed_file_changes_nothing(sample_workspace: Path) -> None:
+    """Ensure that reading a file changed on disk returns its new text and a matching outline,
+    but neither changes `files` nor calls listeners: bringing the index up to date is
+    refresh's job, which then re-reads the file."""
+    ws = _ws(sample_workspace)
+    ws.index()
+    heard: list[tuple[list[str], list[str]]] = []
+    ws.subscribe(lambda removed, updated: heard.append((list(removed), [u.path for u in updated])))
+    files_before = ws.files
+    stale = ws.get("pkg/bundle.py")
+    (sample_workspace / "pkg" / "bundle.py").write_text("# moved\n\n\ndef assemble_bundle():\n    pass\n")
+
+    text, current = ws.read_text(stale)
+
+    assert current is not stale and current.outline.symbols[0].start_line == 4
+    assert text.splitlines()[3].startswith("def assemble_bundle")
+    assert ws.files is files_before and ws.get("pkg/bundle.py") is stale
+    assert heard == []
+    assert [u.path for u in ws.refresh([]).updated] == ["pkg/bundle.py"]
+    assert heard == [([], ["pkg/bundle.py"])]
+
+
+def test_unchanged_file_reads_as_its_entry(sample_workspace: Path) -> None:
+    """Ensure that reading an unchanged file returns the very entry, so renders may be shared."""
+    ws = _ws(sample_workspace)
+    ws.index()
+    entry = ws.get("pkg/tokens.py")
+    text, current = ws.read_text(entry)
+    assert current is entry and text == (sample_workspace / "pkg" / "tokens.py").read_text()
+
+
+def test_stale_read_is_refreshed_even_with_the_same_size_and_mtime(sample_workspace: Path) -> None:
+    """Ensure that a file a render found changed is re-read by the next refresh, although
+    its size and mtime match the index (a stat-only check would keep the old outline)."""
+    ws = _ws(sample_workspace)
+    ws.index()
+    path = sample_workspace / "pkg" / "tokens.py"
+    entry = ws.get(path)
+    original = path.read_text()
+    renamed = original.replace("count_tokens", "tally_tokens")
+    assert len(renamed) == len(original)
+    path.write_text(renamed)
+    os.utime(path, ns=(entry.mtime_ns, entry.mtime_ns))
+    assert ws.refresh([path]) == Refresh()  # size and mtime alone cannot tell
+    text, current = ws.read_text(entry)
+    assert text == renamed and "tally_tokens" in [s.name for s in current.outline.symbols]
+    assert ws.refresh([]).updated[0].hash == current.hash
+    assert "tally_tokens" in [s.name for s in ws.get(path).outline.symbols]
+
+
+def test_reading_a_buffer_returns_its_text_and_entry(sample_workspace: Path) -> None:
+    """Ensure that an open buffer is read instead of the disk, as the entry the index holds."""
+    ws = _ws(sample_workspace)
+    ws.index()
+    path = sample_workspace / "pkg" / "bundle.py"
+    disk_entry = ws.get(path)
+    entry = ws.change_document(path, "def typed():\n    pass\n", 7)
+    assert ws.get(path) is entry
+    assert ws.read_text(entry) == ("def typed():\n    pass\n", entry)
+    assert ws.read_text(disk_entry) == ("def typed():\n    pass\n", entry)  # the buffer wins
+
+
+def test_a_file_replaced_by_a_symlink_is_not_read_and_leaves_the_index(tmp_path: Path) -> None:
+    """Ensure that a file swapped for a link after indexing is refused at the moment of
+    reading, and that the next refresh drops it."""
+    outside = write_tree(tmp_path / "outside", {"secret.py": "KEY = 'x'\n"})
+    root = write_tree(tmp_path / "ws", {"a.py": "A = 1\n"})
+    ws = _ws(root)
+    ws.index()
+    entry = ws.get("a.py")
+    (root / "a.py").unlink()
+    os.symlink(outside / "secret.py", root / "a.py")
+    with pytest.raises(OutsideWorkspace):
+        ws.read_text(entry)
+    assert ws.refresh([]).removed == (entry.abs_path,)
+    assert entry.abs_path not in ws.files
+
+
+def test_reconfigure_says_which_pass_is_needed(sample_workspace: Path) -> None:
+    """Ensure that new settings ask for no pass, a rescan (ignore rules) or a re-parse (tokenizer)."""
+    ws = _ws(sample_workspace)
+    ws.index()
+    same = Config()
+    assert ws.reconfigure(same) is None
+    ignoring = Config()
+    ignoring.index.ignore = ["*.txt"]
+    assert ws.reconfigure(ignoring) == Reindex(force=False)
+    ws.index()
+    with pytest.raises(NotFound):
+        ws.get("notes.txt")
+    recount = Config()
+    recount.index.ignore = ["*.txt"]
+    recount.tokenizer = "cl100k_base"
+    assert ws.reconfigure(recount) == Reindex(force=True)
+    assert ws.config is recount
+
+
+def test_adding_a_folder_prefixes_display_paths(tmp_path: Path) -> None:
+    """Ensure that entries and open buffers take the folder name as a prefix once a second
+    folder is added (the display path depends on how many folders there are)."""
+    a = write_tree(tmp_path / "alpha", {"x.py": "X = 1\n"})
+    b = write_tree(tmp_path / "beta", {"y.py": "Y = 1\n"})
+    ws = Workspace([a], Config())
+    ws.index()
+    ws.open_document(a / "x.py", "X = 2\n", 1)
+    assert [f.path for f in ws.files.values()] == ["x.py"]
+    ws.set_folders([a, b])
+    ws.index()
+    assert sorted(f.path for f in ws.files.values()) == ["alpha/x.py", "beta/y.py"]
+    assert ws.get(a / "x.py").overlay_version == 1
+    assert ws.read_text(ws.get(a / "x.py"))[1] is ws.get(a / "x.py")

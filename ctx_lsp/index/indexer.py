@@ -1,0 +1,376 @@
+"""Bringing index entries in line with the disk: scanning, the SQLite cache, parsing.
+
+The indexer works out what each file's entry should be and keeps the cache in step; it
+never publishes an entry. The workspace applies its results, so one place swaps the
+`files` mapping and tells listeners, whoever asked for the work.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ctx_lsp import __version__
+from ctx_lsp.code.outline import outline_for
+from ctx_lsp.config import Config
+from ctx_lsp.errors import OutsideWorkspace
+from ctx_lsp.index.files import (
+    BINARY_LANGUAGE,
+    IndexedFile,
+    ReadOutcome,
+    analyse,
+    content_hash,
+    read_and_analyse,
+    read_batch,
+    to_indexed,
+)
+from ctx_lsp.index.folders import Folder, Folders, Location
+from ctx_lsp.index.scan import ScannedFile, SkipReason, classify_file, scan_folder
+from ctx_lsp.index.store import IndexStore, StoredFile
+from ctx_lsp.tokens import counter_for
+
+log = logging.getLogger(__name__)
+
+PARALLEL_MIN_FILES = 400
+"""Below this many files to parse, a process pool costs more to start than it saves."""
+BATCH_FILES = 64
+"""Files per worker task: big enough to amortise pickling, small enough to balance load."""
+MAX_AUTO_WORKERS = 4
+MAX_REPORTED_PROBLEMS = 50
+
+ProgressFn = Callable[[int, int, str], None]
+"""progress(done, total, message) — called from the indexing thread."""
+
+
+@dataclass
+class IndexStats:
+    """Counters status reports; replaced wholesale after each full pass."""
+
+    skipped: Counter[str] = field(default_factory=Counter)
+    too_large: list[str] = field(default_factory=list)
+    ignored_dirs: int = 0
+    problems: list[str] = field(default_factory=list)
+    """Per-file problems (unreadable, unparsable), capped; the count is in `skipped`."""
+    last_index_s: float = 0.0
+    parsed: int = 0
+    reused: int = 0
+
+
+class Change(enum.Enum):
+    """What one file's disk state means for its index entry."""
+
+    UNCHANGED = "unchanged"
+    RESTAMPED = "restamped"
+    """Same content, new size or mtime: replace the entry quietly (listeners derive
+    nothing from stat data)."""
+    UPDATED = "updated"
+    REMOVED = "removed"
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutcome:
+    abs_path: str
+    change: Change
+    entry: IndexedFile | None = None
+    """The entry to hold from now on; set exactly for RESTAMPED and UPDATED."""
+
+
+class Indexer:
+    """Reads and parses files for the index, and keeps one cache per folder in step."""
+
+    def __init__(self, folders: Folders, config: Config):
+        self.config = config
+        self._folders = folders
+        self._stores: dict[Path, IndexStore] = {}
+        self._stores_lock = threading.Lock()
+
+    def reconfigure(self, config: Config) -> None:
+        if config.tokenizer != self.config.tokenizer:
+            self.close_stores()  # reopened with the new tokenizer, which rebuilds them
+        self.config = config
+
+    # ------------------------------------------------------------------ the cache
+    def _store(self, folder: Folder) -> IndexStore:
+        with self._stores_lock:
+            store = self._stores.get(folder.root)
+            if store is None:
+                if self.config.index.cache:
+                    store = IndexStore.open(folder.root, self.config.tokenizer, __version__)
+                else:
+                    store = IndexStore.memory()
+                self._stores[folder.root] = store
+            return store
+
+    def close_stores(self, roots: Iterable[Path] | None = None) -> None:
+        """Close the caches of these folders (all if None); they reopen on next use."""
+        with self._stores_lock:
+            for root in list(self._stores) if roots is None else roots:
+                store = self._stores.pop(root, None)
+                if store is not None:
+                    store.close()
+
+    def cache_locations(self) -> list[str]:
+        return [s.location for s in self._stores.values()]
+
+    def cache_warnings(self) -> list[str]:
+        return [w for s in self._stores.values() for w in s.warnings]
+
+    # ------------------------------------------------------------------ full pass
+    def index(
+        self,
+        current: Mapping[str, IndexedFile],
+        progress: ProgressFn | None,
+        *,
+        force: bool,
+        stale: Collection[str],
+    ) -> tuple[dict[str, IndexedFile], IndexStats]:
+        """Every indexed file of every folder, reusing `current` entries and cached rows
+        whose size and mtime still match, except for `stale` paths (read since, and found
+        changed: their size and mtime may match by chance)."""
+        started = time.perf_counter()
+        stats = IndexStats()
+        out: dict[str, IndexedFile] = {}
+        for folder in self._folders:
+            self._index_folder(folder, current, stale, stats, out, progress, force)
+        stats.last_index_s = time.perf_counter() - started
+        return out, stats
+
+    def _index_folder(
+        self,
+        folder: Folder,
+        current: Mapping[str, IndexedFile],
+        stale: Collection[str],
+        stats: IndexStats,
+        out: dict[str, IndexedFile],
+        progress: ProgressFn | None,
+        force: bool,
+    ) -> None:
+        if progress:
+            progress(0, 0, f"scanning {folder.root}")
+        scan = scan_folder(folder.root, folder.rules, self.config.index.max_file_bytes)
+        stats.skipped.update(scan.skipped)
+        stats.too_large += [self._folders.display_path(folder, p) for p in scan.too_large]
+        stats.ignored_dirs += scan.ignored_dirs
+        store = self._store(folder)
+        stored = {} if force else store.load_all()
+        root = str(folder.root)
+        todo: list[ScannedFile] = []
+        total = len(scan.files)
+        for sf in scan.files:
+            if sf.abs_path in stale:
+                todo.append(sf)
+                continue
+            display = self._folders.display_path(folder, sf.rel_path)
+            known = current.get(sf.abs_path)
+            if (known is not None and not force and (known.root, known.path) == (root, display)
+                    and _same_stat(known, sf.size, sf.mtime_ns)):
+                out[sf.abs_path] = known
+                stats.reused += 1
+                continue
+            row = stored.get(sf.rel_path)
+            if row is not None and row.size == sf.size and row.mtime_ns == sf.mtime_ns:
+                if row.language == BINARY_LANGUAGE:
+                    stats.skipped[SkipReason.BINARY] += 1
+                    continue
+                try:
+                    out[sf.abs_path] = to_indexed(row, root, sf.abs_path, display)
+                    stats.reused += 1
+                    continue
+                except Exception as err:  # noqa: BLE001 - a bad cached row means re-parse
+                    log.debug("cached outline for %s unreadable: %s", sf.rel_path, err)
+            todo.append(sf)
+        if progress:
+            progress(total - len(todo), total, f"{len(todo)} files to parse")
+        outcomes = self._read_all(todo, lambda done: progress and progress(total - len(todo) + done, total, "parsing"))
+        fresh: list[StoredFile] = []
+        touched: list[tuple[str, int, int]] = []
+        for sf, outcome in zip(todo, outcomes):
+            if outcome.row is not None and outcome.row.language == BINARY_LANGUAGE:
+                fresh.append(outcome.row)
+                stats.skipped[SkipReason.BINARY] += 1
+                continue
+            if outcome.row is None:
+                stats.skipped[outcome.skip_reason or SkipReason.UNREADABLE] += 1
+                if outcome.error and len(stats.problems) < MAX_REPORTED_PROBLEMS:
+                    stats.problems.append(outcome.error)
+                continue
+            row = outcome.row
+            old = stored.get(sf.rel_path)
+            if old is not None and old.hash == row.hash:
+                touched.append((row.rel_path, row.size, row.mtime_ns))
+            else:
+                fresh.append(row)
+            out[sf.abs_path] = to_indexed(row, root, sf.abs_path, self._folders.display_path(folder, sf.rel_path))
+            stats.parsed += 1
+        store.put_many(fresh)
+        store.touch_many(touched)
+        seen = {sf.rel_path for sf in scan.files}
+        store.delete_many(p for p in stored if p not in seen)
+        if progress:
+            progress(total, total, "done")
+
+    def _read_all(self, todo: list[ScannedFile], on_done: Callable[[int], object]) -> list[ReadOutcome]:
+        encoding = self.config.tokenizer
+        workers = self._worker_count(len(todo))
+        jobs = [(f.abs_path, f.rel_path, f.size, f.mtime_ns) for f in todo]
+        if workers <= 1:
+            results = []
+            for i, job in enumerate(jobs, 1):
+                results.append(read_and_analyse(*job, encoding))
+                if i % BATCH_FILES == 0:
+                    on_done(i)
+            return results
+        counter_for(encoding)  # load once here: forked workers inherit it instead of each loading it
+        batches = [jobs[i : i + BATCH_FILES] for i in range(0, len(jobs), BATCH_FILES)]
+        results = []
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context()) as pool:
+            for batch_result in pool.map(read_batch, batches, [encoding] * len(batches)):
+                results.extend(batch_result)
+                on_done(len(results))
+        return results
+
+    def _worker_count(self, n_files: int) -> int:
+        configured = self.config.index.workers
+        if configured:
+            return configured if n_files >= 2 else 1
+        if n_files < PARALLEL_MIN_FILES:
+            return 1
+        return max(1, min(os.cpu_count() or 1, MAX_AUTO_WORKERS))
+
+    # ------------------------------------------------------------------ some paths
+    def refresh(
+        self,
+        paths: Iterable[str | Path],
+        current: Mapping[str, IndexedFile],
+        *,
+        skip: Collection[str] = (),
+        forced: Collection[str] = frozenset(),
+    ) -> list[FileOutcome]:
+        """Re-check paths (files or directories) against disk; the changes, in path order.
+
+        A `.gitignore` among them re-reads that folder's rules and re-checks its directory,
+        since it can hide or reveal any file below it. `skip` are paths not to touch (open
+        buffers); `forced` are re-read even when their size and mtime match.
+        """
+        outcomes = []
+        for abs_path in sorted(self._targets(paths, current)):
+            if abs_path in skip:
+                continue
+            outcome = self._check_path(abs_path, current.get(abs_path), abs_path in forced)
+            if outcome.change is not Change.UNCHANGED:
+                outcomes.append(outcome)
+        return outcomes
+
+    def _targets(self, paths: Iterable[str | Path], current: Mapping[str, IndexedFile]) -> set[str]:
+        targets: set[str] = set()
+        for raw in paths:
+            if os.path.isabs(raw) and os.path.normpath(raw) in current:
+                targets.add(os.path.normpath(raw))  # a file replaced by a link: its check drops it
+            try:
+                location = self._folders.locate(raw)
+            except OutsideWorkspace:
+                continue
+            folder, rel = location.folder, location.rel
+            if os.path.basename(rel) == ".gitignore":
+                rel_dir = os.path.dirname(rel)
+                folder.rules.forget(rel_dir)
+                targets |= self._paths_under(folder, rel_dir, current)
+            if os.path.isdir(location.abs_path):
+                targets |= self._paths_under(folder, rel, current)
+            else:
+                targets.add(location.abs_path)
+        return targets
+
+    def _paths_under(self, folder: Folder, rel_dir: str, current: Mapping[str, IndexedFile]) -> set[str]:
+        """Known files under a directory plus whatever a rescan of it finds now."""
+        base = folder.root / rel_dir if rel_dir else folder.root
+        prefix = str(base) + os.sep
+        known = {p for p in current if p.startswith(prefix)}
+        found: set[str] = set()
+        if base.is_dir():
+            scan = scan_folder(folder.root, folder.rules, self.config.index.max_file_bytes, start=rel_dir)
+            found = {f.abs_path for f in scan.files}
+        return known | found
+
+    def _check_path(self, abs_path: str, existing: IndexedFile | None, force: bool) -> FileOutcome:
+        try:
+            location = self._folders.locate(abs_path)
+        except OutsideWorkspace:
+            location = None
+        if location is not None and location.abs_path == abs_path:
+            return self.check(location, existing, force=force)
+        # Now a symlink (or under one): never indexed under this path.
+        if existing is None:
+            return FileOutcome(abs_path, Change.UNCHANGED)
+        store = self._stores.get(Path(existing.root))
+        if store is not None:
+            store.delete_many([existing.rel_path])
+        return FileOutcome(abs_path, Change.REMOVED)
+
+    def check(self, location: Location, existing: IndexedFile | None, *, force: bool = False) -> FileOutcome:
+        """Compare one file on disk with its entry (None if not indexed); update the cache."""
+        abs_path, folder, rel = location.abs_path, location.folder, location.rel
+        try:
+            st = os.stat(abs_path)
+        except OSError:
+            st = None
+        entry: IndexedFile | None = None
+        if st is not None and not folder.rules.is_excluded(rel, False):
+            scanned, _reason = classify_file(abs_path, rel, st, folder.root, self.config.index.max_file_bytes)
+            if scanned is not None:
+                if existing is not None and _same_stat(existing, st.st_size, st.st_mtime_ns) and not force:
+                    return FileOutcome(abs_path, Change.UNCHANGED)
+                outcome = read_and_analyse(abs_path, rel, st.st_size, st.st_mtime_ns, self.config.tokenizer)
+                row = outcome.row
+                if row is not None and row.language != BINARY_LANGUAGE:
+                    if existing is not None and existing.hash == row.hash:
+                        self._store(folder).touch_many([(rel, row.size, row.mtime_ns)])
+                        return FileOutcome(abs_path, Change.RESTAMPED,
+                                           replace(existing, size=row.size, mtime_ns=row.mtime_ns))
+                    self._store(folder).put_many([row])
+                    entry = to_indexed(row, str(folder.root), abs_path, self._folders.display_path(folder, rel))
+        if entry is not None:
+            return FileOutcome(abs_path, Change.UPDATED, entry)
+        if existing is None:
+            return FileOutcome(abs_path, Change.UNCHANGED)
+        self._store(folder).delete_many([rel])
+        return FileOutcome(abs_path, Change.REMOVED)
+
+    # ------------------------------------------------------------------ text not from the disk scan
+    def analysed(self, location: Location, data: bytes, mtime_ns: int) -> IndexedFile:
+        """An entry for text that is not (yet) in the index: an editor buffer, or a file
+        read for rendering that changed since it was indexed. Stored nowhere."""
+        counter = counter_for(self.config.tokenizer)
+        display = self._folders.display_path(location.folder, location.rel)
+        root = str(location.folder.root)
+        row = analyse(location.rel, data, len(data), mtime_ns, counter)
+        if row is not None:
+            return to_indexed(row, root, location.abs_path, display)
+        # Binary by content; an editor buffer is text by definition, so NULs count as text.
+        outline = outline_for(location.rel, data.replace(b"\x00", b" "))
+        text = data.decode("utf-8", errors="replace")
+        row = StoredFile(location.rel, len(data), mtime_ns, content_hash(data), outline.language,
+                         counter.count(text), outline.line_count, len(outline.symbols), False, "")
+        return to_indexed(row, root, location.abs_path, display, outline)
+
+
+def _same_stat(entry: IndexedFile, size: int, mtime_ns: int) -> bool:
+    return entry.size == size and entry.mtime_ns == mtime_ns
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    """fork is cheapest (workers inherit the loaded encoding) but unsafe once other
+    threads exist (a lock held at fork time stays held in the child); then use spawn."""
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
