@@ -163,3 +163,18 @@ def test_pruned_outlines_keep_what_each_request_asks_about(tmp_path: Path) -> No
                 assert "more definitions not shown" in section.content
     finally:
         engine.close()
+
+
+def test_a_file_deleted_since_indexing_is_left_out_with_a_warning(sample_workspace: Path) -> None:
+    """Ensure that a file removed before the watcher catches up costs its section, not the
+    bundle: the rest still answers and the snapshot names what was left out."""
+    engine = Engine([sample_workspace], {"index": {"watch": False}})
+    engine.index()
+    try:
+        (sample_workspace / "pkg" / "bundle.py").unlink()
+        result = engine.bundle(BundleRequest(query="assemble bundle budget count tokens", budget=3000))
+        assert "pkg/bundle.py" not in {s.path for s in result.sections}
+        assert "pkg/tokens.py" in {s.path for s in result.sections}
+        assert any(w.startswith("pkg/bundle.py left out:") for w in result.snapshot.warnings)
+    finally:
+        engine.close()

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Collection, Mapping, Protocol
 
 from ctx_lsp.code.tiers import OutlineRenderer
+from ctx_lsp.errors import CtxError
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.search import SearchHit, SearchIndex
 from ctx_lsp.index.workspace import Workspace
@@ -175,6 +176,8 @@ def file_candidate(
         return (OutlineRenderer(current.path, text, current.outline, counter, focus=focus,
                                 ranks=ordering()[0], compact=compact), current is entry)
 
+    unreadable: set[str] = set()
+
     def rendering(t: Tier, cap: int) -> Rendering:
         # Keyed by the file's content hash and buffer version and by what orders the
         # outline, so renderings are shared across requests while the file is unchanged.
@@ -182,7 +185,13 @@ def file_candidate(
                ordering()[1] if t < Tier.FULL else ())
         hit = ctx.renders.get(key)
         if hit is None:
-            prepared, shareable = renderer()
+            try:
+                prepared, shareable = renderer()
+            except CtxError as err:  # deleted, swapped for a link, unreadable since indexing
+                if entry.abs_path not in unreadable:
+                    unreadable.add(entry.abs_path)
+                    ctx.warnings.append(f"{entry.path} left out: {err}")
+                return Rendering(t, "", 0, 0, 0, True, ())
             hit = prepared.render(t, cap)
             if shareable:
                 ctx.renders.put(key, hit)

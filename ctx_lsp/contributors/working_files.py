@@ -14,7 +14,7 @@ import time
 from ctx_lsp.code.outline import Outline
 from ctx_lsp.contributors.base import AssemblyContext, WorkingFile, file_candidate
 from ctx_lsp.errors import CtxError
-from ctx_lsp.index.files import IndexedFile, decode
+from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.workspace import Workspace
 from ctx_lsp.relevance import (
     FOCUS_SALIENCE,
@@ -41,10 +41,8 @@ def symbol_at(outline: Outline, line: int) -> str | None:
 
 def edited_symbols(workspace: Workspace, entry: IndexedFile, buffer_text: str) -> tuple[str, ...]:
     """Symbols whose lines differ between the editor buffer and the saved file."""
-    try:
-        with open(entry.abs_path, "rb") as fh:
-            disk, _ = decode(fh.read())
-    except OSError:
+    disk = workspace.saved_text(entry)
+    if disk is None:
         return ()
     old, new = disk.splitlines(), buffer_text.splitlines()
     if len(old) + len(new) > MAX_DIFF_LINES or old == new:

@@ -277,6 +277,16 @@ class Workspace:
         self._mark_stale(entry.abs_path)
         return text, self._indexer.analysed(location, data, mtime_ns)
 
+    def saved_text(self, entry: IndexedFile) -> str | None:
+        """The file's text on disk, whatever buffer is open over it (None if it cannot be
+        read): what an editor's unsaved edits are compared with. Through the same gate as
+        every other read."""
+        try:
+            _, data, _ = self._folders.read(entry.abs_path)
+        except (OSError, CtxError):
+            return None
+        return decode(data)[0]
+
     def _mark_stale(self, abs_path: str) -> None:
         with self._lock:
             self._stale.add(abs_path)
