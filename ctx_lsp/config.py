@@ -289,7 +289,7 @@ def merge_into(target: Any, data: Mapping[str, Any], prefix: str = "") -> list[s
     Raises ConfigError naming the key path for a value of the wrong type.
     """
     if not isinstance(data, Mapping):
-        raise ConfigError(prefix or "config", f"expected a table, got {data!r}")
+        raise ConfigError(prefix.rstrip(".") or "config", f"expected a table, got {data!r}")
     warnings: list[str] = []
     hints = typing.get_type_hints(type(target))
     names = {f.name for f in dataclasses.fields(target)}
@@ -345,6 +345,8 @@ def validate(config: Config) -> None:
     if "default" not in config.agents:
         raise ConfigError("agents.default", "the default agent cannot be removed")
     for name, weight in config.weights.items():
+        if name not in CONTRIBUTORS:
+            raise ConfigError(f"weights.{name}", f"unknown contributor; use one of {', '.join(CONTRIBUTORS)}")
         if not 0 <= weight <= 10:
             raise ConfigError(f"weights.{name}", f"must be between 0 and 10, got {weight}")
     for wname, wtype in config.context_window_types.items():
@@ -354,6 +356,10 @@ def validate(config: Config) -> None:
                 raise ConfigError(key, f"unknown contributor; use one of {', '.join(CONTRIBUTORS)}")
             if not 0 <= policy.min_pct <= policy.target_pct <= policy.max_pct <= 1:
                 raise ConfigError(key, "needs 0 <= min_pct <= target_pct <= max_pct <= 1")
+        for cname in wtype.condensation_order:
+            if cname not in CONTRIBUTORS:
+                raise ConfigError(f"context_window_types.{wname}.condensation_order",
+                                  f"unknown contributor {cname!r}; use any of {', '.join(CONTRIBUTORS)}")
         if not 0 <= wtype.output_reserve_pct < 1:
             raise ConfigError(f"context_window_types.{wname}.output_reserve_pct", "must be in [0, 1)")
         if wtype.max_tier not in (1, 2, 3):

@@ -206,12 +206,12 @@ class Engine:
         against the configuration before waiting for the index."""
         policy = pipeline.plan(request, self.loaded.config)
         self.workspace.indexed_once.wait()
-        built = pipeline.build(request, policy, self._sources())
+        built = pipeline.build(request, policy, self.bundle_sources())
         self.last_snapshot = built.result.snapshot
         self.last_explanation = built.explanation
         return built.result
 
-    def _sources(self) -> pipeline.Sources:
+    def bundle_sources(self) -> pipeline.Sources:
         return pipeline.Sources(
             workspace=self.workspace, search=self.search_index, graph=self.graph, renders=self.renders,
             counter=self.counter, config=self.loaded.config, library_docs=lambda: self.library_docs,

@@ -99,7 +99,8 @@ class Retrieval:
             terms = sorted({t for h in r.hits for t in h.matched})
             reason = f"matches {', '.join(terms[:6])}" + (f" in {', '.join(symbols[:3])}" if symbols else "")
             if r.score > r.lexical + 1e-9:
-                reason += "; near the working files in the reference graph"
+                near = "the working files" if ctx.working else "what the task names"
+                reason += f"; near {near} in the reference graph"
             candidates.append(file_candidate(ctx, entry, self.name, r.score, reason, ctx.tier, symbols,
                                              definition_ranks(ctx, ctx.rank, r.abs_path, DEFINITIONS_RANKED)))
         return Offer(self.name, candidates, self.strategy)
