@@ -20,7 +20,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
-from ctx_lsp.docs.sources import normalize_name
+from ctx_lsp.docs.environment import normalize_name
 
 __all__ = ["declared_dependencies", "project_name", "requirement_name"]
 

@@ -24,20 +24,17 @@ from pathlib import Path
 
 from ctx_lsp.docs import dependencies
 from ctx_lsp.docs.cache import CacheKey, DocsCache
-from ctx_lsp.docs.ranking import SectionIndex, build_index, overview, rank, relevant, select
-from ctx_lsp.docs.sections import DocSection
-from ctx_lsp.docs.sources import (
+from ctx_lsp.docs.environment import (
     LibraryEntry,
     SitePaths,
-    add_extra_docs,
     find_interpreter,
-    library_drafts,
-    llms_title,
     normalize_name,
     scan_distributions,
     site_paths,
-    workspace_llms_files,
 )
+from ctx_lsp.docs.ranking import SectionIndex, build_index, overview, rank, relevant, select
+from ctx_lsp.docs.sections import DocSection
+from ctx_lsp.docs.sources import add_extra_docs, library_drafts, llms_title, workspace_llms_files
 from ctx_lsp.errors import InvalidParam, NotFound
 from ctx_lsp.index.terms import query_terms
 from ctx_lsp.tokens import TokenCounter
@@ -161,7 +158,7 @@ def _percentile(samples: Sequence[float], share: float) -> float | None:
     if not samples:
         return None
     ordered = sorted(samples)
-    index = max(0, min(len(ordered) - 1, int(round(share * len(ordered) + 0.5)) - 1))
+    index = max(0, min(len(ordered) - 1, round(share * len(ordered) + 0.5) - 1))
     return round(ordered[index], 3)
 
 
@@ -293,7 +290,8 @@ class LibraryDocs:
         for path in workspace_llms_files(self.workspace_root):
             title = normalize_name(llms_title(path))
             owner = entries[title].name if title in entries else (
-                dependencies.project_name(self.workspace_root) or (self.workspace_root.name if self.workspace_root else "")
+                dependencies.project_name(self.workspace_root)
+                or (self.workspace_root.name if self.workspace_root else "")
             )
             if owner:
                 extra.setdefault(owner, []).append(str(path))
@@ -357,7 +355,9 @@ class LibraryDocs:
         start = time.perf_counter()
         limit = effective_cap(cap, max_tokens)
         if topic is not None and not isinstance(topic, str):
-            raise InvalidParam("topic", f"expected text, got {type(topic).__name__}", "pass a topic such as 'custom requests'")
+            raise InvalidParam(
+                "topic", f"expected text, got {type(topic).__name__}", "pass a topic such as 'custom requests'"
+            )
         topic_text = " ".join((topic or "").split())
         entry = self.entry(library)
         if not topic_text and self.require_topic and not self._full_library_allowed(entry):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from ctx_lsp.code.outline import python_parser
+from ctx_lsp.code.python import python_parser
 from ctx_lsp.docs.sections import Block, Draft, Kind, drafts_from_blocks, split_blocks
 from ctx_lsp.tokens import ellipsize
 
@@ -313,7 +313,7 @@ def parse_module(source: bytes) -> ModuleApi:
         names = _all_names(statement)
         if names is not None:
             exported = names
-    public = (lambda name: name in exported) if exported is not None else _is_public  # noqa: E731
+    public = (lambda name: name in exported) if exported is not None else _is_public
     seen: set[str] = set()
     constants: list[Field] = []
     functions: list[Member] = []
@@ -405,7 +405,9 @@ def module_drafts(module: str, api: ModuleApi, path: str, display: str) -> list[
         members = _members_block(cls)
         if members is not None:
             blocks.append(members)
-        drafts += drafts_from_blocks(title, path, display, cls.header.line, Kind.CLASS, blocks, weight=_weight(cls.header))
+        drafts += drafts_from_blocks(
+            title, path, display, cls.header.line, Kind.CLASS, blocks, weight=_weight(cls.header)
+        )
         for method in cls.methods:
             if _says_more_than_one_line(method.doc):
                 blocks = [_code_block(method), *_doc_blocks(method.doc, method.doc_line)]

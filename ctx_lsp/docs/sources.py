@@ -1,56 +1,43 @@
-"""Where library docs come from, all offline and without importing anything.
+"""Where one library's docs come from, all offline and without importing anything.
 
-The workspace's Python environment is found by asking its interpreter for its import
-paths (a subprocess: the workspace's `.venv` is not the server's interpreter). Installed
-distributions are then read from their `*.dist-info` / `*.egg-info` directories: the
-METADATA headers (name, version, summary), the description (usually the README), and
-the file list (RECORD) that says which `.py`/`.pyi` files belong to the distribution.
-Those files are parsed with tree-sitter (`python_api`), never imported: importing runs
-user code with side effects, and it would load it into the server's own interpreter.
+A library's sections are read from: the package description in its METADATA (usually
+the README), `llms.txt` / `llms-full.txt` files (in a distribution's directories or the
+workspace root), docs folders named in config, and the `.py`/`.pyi` files that belong to
+the distribution (RECORD, else its import names on the import paths). Those files are
+parsed with tree-sitter (`python_api`), never imported: importing runs user code with
+side effects, and it would load it into the server's own interpreter.
 
-Add to that `llms.txt` / `llms-full.txt` files (in a distribution's directories or the
-workspace root) and docs folders named in config.
-
-Distributions are enumerated with our own directory scan rather than
-`importlib.metadata.distributions`: we need each one's dist-info directory (for its
-stamp and its `llms.txt`), which importlib does not expose publicly, and parsing every
-METADATA with the `email` package took 0.45 s for 234 distributions here where reading
-the headers ourselves takes a few milliseconds.
+Which libraries exist and where they are installed is `environment.py`'s; this module
+starts from one catalog entry and stays within per-library caps, so a cold lookup of a
+big library stays bounded.
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
-import json
-import logging
 import os
 import re
-import subprocess
-import sys
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from ctx_lsp.docs.environment import (
+    MAX_DOC_FILE_BYTES,
+    PYTHON_SUFFIXES,
+    LibraryEntry,
+    metadata_file,
+    mtime_stamp,
+    normalize_name,
+    parse_headers,
+    read_text_capped,
+)
 from ctx_lsp.docs.python_api import module_drafts, module_name, parse_module
 from ctx_lsp.docs.sections import Draft, Kind, document_drafts, document_format
 
 __all__ = [
-    "LibraryEntry",
-    "SitePaths",
     "add_extra_docs",
-    "find_interpreter",
     "library_drafts",
-    "normalize_name",
-    "scan_distributions",
-    "site_paths",
 ]
-
-log = logging.getLogger(__name__)
-
-INTERPRETER_TIMEOUT_S = 5.0
-"""Asking an interpreter for its paths takes ~30 ms; a hung or broken one must not stall
-the first docs request for long, so after this we use the server's own environment."""
 
 MAX_FILES_PER_LIBRARY = 400
 """Python files parsed per library, shallowest first (public modules tend to sit near the
@@ -66,14 +53,11 @@ MAX_LIBRARY_BYTES = 8_000_000
 MAX_DOC_FILES = 400
 """Markdown/rst/txt files read per docs folder."""
 
-MAX_DOC_FILE_BYTES = 2_000_000
-
 LLMS_FILES = ("llms-full.txt", "llms.txt")
 """In preference order: where a directory has both, llms-full.txt is the content and
 llms.txt mostly links to it, so only the first found is read."""
 
 DOC_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt")
-PYTHON_SUFFIXES = (".py", ".pyi")
 
 SKIPPED_DIRS = frozenset({"tests", "test", "_vendor", "vendor", "vendored", "__pycache__"})
 """Directories whose files are not the library's API: its tests, and other libraries
@@ -84,264 +68,10 @@ SKIPPED_DOC_DIRS = SKIPPED_DIRS | {"_build", "node_modules"}
 
 SKIPPED_FILES = frozenset({"conftest.py", "setup.py", "__main__.py"})
 
-_NORMALIZE = re.compile(r"[-_.]+")
 _EDITABLE_MAPPING = re.compile(r"^MAPPING\s*(?::[^=\n]*)?=\s*(\{.*?\})\s*$", re.M | re.S)
 
 
-def normalize_name(name: str) -> str:
-    """PEP 503: case-insensitive, and runs of "-", "_", "." are the same character."""
-    return _NORMALIZE.sub("-", name).lower().strip("-")
-
-
-# --- the workspace's interpreter and its paths --------------------------------------------
-
-
-def find_interpreter(
-    workspace_root: Path | None, configured: str | None, environ: Mapping[str, str]
-) -> str:
-    """The Python whose packages the workspace uses: the configured one (relative to the
-    workspace root), else the workspace's `.venv`/`venv`, else `$VIRTUAL_ENV`, else ours."""
-    if configured:
-        path = Path(configured).expanduser()
-        if not path.is_absolute() and workspace_root is not None:
-            path = workspace_root / path
-        return str(path)
-    candidates: list[Path] = []
-    if workspace_root is not None:
-        candidates += [workspace_root / ".venv", workspace_root / "venv"]
-    if environ.get("VIRTUAL_ENV"):
-        candidates.append(Path(environ["VIRTUAL_ENV"]))
-    for venv in candidates:
-        for exe in (venv / "bin" / "python", venv / "Scripts" / "python.exe"):
-            if exe.is_file():
-                return str(exe)
-    return sys.executable
-
-
-_PATHS_SCRIPT = """\
-import json, site, sys, sysconfig
-std = {sysconfig.get_path('stdlib'), sysconfig.get_path('platstdlib')}
-paths = [p for p in site.getsitepackages() + sys.path if p and p not in std]
-if sys.prefix == sys.base_prefix:
-    paths.append(site.getusersitepackages())
-print(json.dumps(paths))
-"""
-"""Run with `-I` (no PYTHONPATH, no user site, no current directory on the path): the
-environment's own paths, with `.pth` entries (editable installs) already applied. The
-user site is added back by hand outside a virtual environment, where pip may put
-packages; inside one, it is not visible to the interpreter either."""
-
-
-@dataclass(frozen=True, slots=True)
-class SitePaths:
-    interpreter: str
-    paths: tuple[Path, ...]
-    warning: str = ""
-    """Why the interpreter could not be asked and the server's own paths are used instead."""
-
-
-def _existing_dirs(paths: Iterable[str]) -> tuple[Path, ...]:
-    seen: dict[str, Path] = {}
-    for p in paths:
-        if p and p not in seen and os.path.isdir(p):
-            seen[p] = Path(p)
-    return tuple(seen.values())
-
-
-def own_site_paths() -> tuple[Path, ...]:
-    import site
-    import sysconfig
-
-    std = {sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")}
-    return _existing_dirs(p for p in [*site.getsitepackages(), *sys.path] if p not in std)
-
-
-def site_paths(interpreter: str, timeout: float = INTERPRETER_TIMEOUT_S) -> SitePaths:
-    """The import paths of `interpreter`, or the server's own (with a warning) if it
-    cannot be run: no docs request fails because a venv is broken."""
-    try:
-        done = subprocess.run(
-            [interpreter, "-I", "-c", _PATHS_SCRIPT],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=True,
-        )
-        paths = json.loads(done.stdout.strip().splitlines()[-1])
-        if not isinstance(paths, list):
-            raise ValueError("expected a JSON list of paths")
-        return SitePaths(interpreter, _existing_dirs(str(p) for p in paths))
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as err:
-        warning = f"python.interpreter {interpreter!r} could not be asked for its paths ({err}); using ctx-lsp's own environment"
-        log.warning(warning)
-        return SitePaths(sys.executable, own_site_paths(), warning)
-
-
-# --- installed distributions ----------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class LibraryEntry:
-    """One library docs can be asked about: an installed distribution, or a name that
-    only docs folders / an `llms.txt` provide (then `dist_dir` is "")."""
-
-    name: str
-    key: str
-    """`normalize_name(name)`: the catalog key."""
-    version: str
-    summary: str
-    import_names: tuple[str, ...]
-    dist_dir: str
-    site_dir: str
-    content_type: str = ""
-    extra_docs: tuple[str, ...] = ()
-    """Docs folders and `llms.txt` files from config or the workspace root."""
-    stamp: str = ""
-    """Changes when the installed files or the extra docs change (reinstall, new docs
-    file), so cached results of the same version are not reused after a rebuild."""
-
-
-@dataclass(slots=True)
-class _Headers:
-    values: dict[str, str] = field(default_factory=dict)
-    header_lines: int = 0
-    """Lines before the description body (headers and the blank line)."""
-
-
-def _read_text(path: Path, limit: int = MAX_DOC_FILE_BYTES) -> str:
-    with open(path, "rb") as f:
-        return f.read(limit).decode("utf-8", "replace")
-
-
-def _metadata_file(dist_dir: Path) -> Path | None:
-    if dist_dir.is_file():  # `foo.egg-info` as a single PKG-INFO file
-        return dist_dir
-    for name in ("METADATA", "PKG-INFO"):
-        path = dist_dir / name
-        if path.is_file():
-            return path
-    return None
-
-
-def parse_headers(text: str) -> _Headers:
-    """RFC 822 style headers up to the first blank line; the first occurrence of a
-    header wins, continuation lines are joined."""
-    headers = _Headers()
-    last = ""
-    lines = text.split("\n")
-    for i, raw in enumerate(lines):
-        line = raw.rstrip("\r")
-        if not line:
-            headers.header_lines = i + 1
-            return headers
-        if line[0] in " \t" and last:
-            headers.values[last] += "\n" + line
-            continue
-        name, sep, value = line.partition(":")
-        if not sep:
-            continue
-        last = name.strip().lower()
-        if last in headers.values:
-            last = ""  # repeated header (Classifier, Requires-Dist): keep the first, skip
-            continue
-        headers.values[last] = value.strip()
-    headers.header_lines = len(lines)
-    return headers
-
-
-def _name_from_dirname(dirname: str) -> tuple[str, str]:
-    stem = dirname.rsplit(".", 1)[0]
-    name, _, version = stem.partition("-")
-    return name, version.split("-")[0]
-
-
-def _record_import_names(dist_dir: Path) -> tuple[str, ...]:
-    """Top-level modules and packages from RECORD (wheels without `top_level.txt`)."""
-    try:
-        record = _read_text(dist_dir / "RECORD", 20_000_000)
-    except OSError:
-        return ()
-    names: dict[str, None] = {}
-    for line in record.splitlines():
-        path = line.rsplit(",", 2)[0] if line.count(",") >= 2 else line
-        first, sep, _ = path.partition("/")
-        if first.startswith(("..", "__editable__", "__pycache__")) or first.endswith((".dist-info", ".data")):
-            continue
-        if sep:
-            names[first] = None
-        elif first.endswith((*PYTHON_SUFFIXES, ".so", ".pyd")):
-            names[first.split(".", 1)[0]] = None
-    return tuple(n for n in names if n.isidentifier())
-
-
-def _import_names(dist_dir: Path) -> tuple[str, ...]:
-    top_level = dist_dir / "top_level.txt"
-    if top_level.is_file():
-        try:
-            names = tuple(n.strip().replace("/", ".") for n in _read_text(top_level).splitlines() if n.strip())
-            if names:
-                return names
-        except OSError:
-            pass
-    return _record_import_names(dist_dir)
-
-
-def _stamp(*paths: str) -> str:
-    """A short digest of the paths' modification times (missing paths count as 0)."""
-    digest = hashlib.sha1()
-    for path in paths:
-        try:
-            mtime = os.stat(path).st_mtime_ns
-        except OSError:
-            mtime = 0
-        digest.update(f"{path}\0{mtime}\0".encode())
-    return digest.hexdigest()[:16]
-
-
-def read_distribution(dist_dir: Path, site_dir: Path) -> LibraryEntry | None:
-    """A catalog entry from a dist-info/egg-info directory, reading only its headers."""
-    metadata = _metadata_file(dist_dir)
-    if metadata is None:
-        return None
-    try:
-        with open(metadata, "rb") as f:
-            head = f.read(64_000).decode("utf-8", "replace")
-    except OSError:
-        return None
-    headers = parse_headers(head).values
-    fallback_name, fallback_version = _name_from_dirname(dist_dir.name)
-    name = headers.get("name") or fallback_name
-    if not name:
-        return None
-    is_dir = dist_dir.is_dir()
-    return LibraryEntry(
-        name=name,
-        key=normalize_name(name),
-        version=headers.get("version") or fallback_version,
-        summary=" ".join(headers.get("summary", "").split()),
-        import_names=_import_names(dist_dir) if is_dir else (),
-        dist_dir=str(dist_dir),
-        site_dir=str(site_dir),
-        content_type=headers.get("description-content-type", ""),
-        stamp=_stamp(str(dist_dir), str(metadata)),
-    )
-
-
-def scan_distributions(paths: Sequence[Path]) -> list[LibraryEntry]:
-    """Every distribution on `paths`; the first one of a name wins, as for imports."""
-    found: dict[str, LibraryEntry] = {}
-    for site_dir in paths:
-        try:
-            names = sorted(e.name for e in os.scandir(site_dir))
-        except OSError:
-            continue
-        for name in names:
-            if not name.endswith((".dist-info", ".egg-info")):
-                continue
-            entry = read_distribution(site_dir / name, site_dir)
-            if entry is not None and entry.key not in found:
-                found[entry.key] = entry
-    return list(found.values())
+# --- docs attached by config ------------------------------------------------------------------
 
 
 def add_extra_docs(
@@ -357,7 +87,7 @@ def add_extra_docs(
         if base is None:
             base = LibraryEntry(library, key, "", "", (library.replace("-", "_"),), "", "")
         files = [str(f) for doc in docs for f in _doc_folder_files(Path(doc))]
-        stamp = f"{base.stamp}+{_stamp(*docs, *files)}"
+        stamp = f"{base.stamp}+{mtime_stamp(*docs, *files)}"
         merged[key] = LibraryEntry(
             base.name,
             key,
@@ -392,7 +122,7 @@ def _record_files(entry: LibraryEntry) -> list[SourceFile]:
     """The distribution's own Python files as RECORD lists them: exact even for
     namespace packages whose directory several distributions share."""
     try:
-        record = _read_text(Path(entry.dist_dir) / "RECORD", 20_000_000)
+        record = read_text_capped(Path(entry.dist_dir) / "RECORD", 20_000_000)
     except OSError:
         return []
     site = Path(entry.site_dir)
@@ -419,7 +149,7 @@ def _editable_roots(entry: LibraryEntry) -> dict[str, Path]:
     wanted = set(entry.import_names)
     for finder in finders:
         try:
-            match = _EDITABLE_MAPPING.search(_read_text(finder))
+            match = _EDITABLE_MAPPING.search(read_text_capped(finder))
             mapping = ast.literal_eval(match.group(1)) if match else {}
         except (OSError, ValueError, SyntaxError):
             continue
@@ -513,11 +243,11 @@ def description_drafts(entry: LibraryEntry) -> list[Draft]:
     """The package description (its README, as uploaded to PyPI) split by heading."""
     if not entry.dist_dir:
         return []
-    metadata = _metadata_file(Path(entry.dist_dir))
+    metadata = metadata_file(Path(entry.dist_dir))
     if metadata is None:
         return []
     try:
-        text = _read_text(metadata)
+        text = read_text_capped(metadata)
     except OSError:
         return []
     headers = parse_headers(text)
@@ -554,7 +284,7 @@ def doc_file_drafts(path: Path, label: str, display: str, kind: str) -> list[Dra
     try:
         if path.stat().st_size > MAX_DOC_FILE_BYTES:
             return []
-        text = _read_text(path)
+        text = read_text_capped(path)
     except OSError:
         return []
     return document_drafts(

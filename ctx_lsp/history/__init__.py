@@ -10,12 +10,12 @@ from ctx_lsp.history.artifacts import (
     render_artifacts,
     validate_artifacts,
 )
+from ctx_lsp.history.messages import validate_messages
 from ctx_lsp.history.windowing import (
     RoleBreakdown,
     WindowError,
     WindowMetadata,
     WindowResult,
-    validate_messages,
     window_messages,
 )
 

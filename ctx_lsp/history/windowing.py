@@ -26,34 +26,29 @@ Choices this module makes, all deliberate:
   sending one to a model makes the request fail. Unanswered tool calls are kept as
   sent, since the newest turn is often waiting for exactly those results; only
   unanswered calls before the final turn get a note.
+
+What one message is (its accepted shape and its token cost) lives in `messages.py`, and
+the template summary of dropped turns in `summary_fallback.py`; this module owns turns,
+their pairing and which of them fit.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ctx_lsp.errors import CtxError, InvalidParam, json_type, type_problem
-from ctx_lsp.tokens import TokenCounter, cut_to_tokens, ellipsize, line_count
+from ctx_lsp.errors import CtxError, InvalidParam, json_type
+from ctx_lsp.history.messages import MESSAGE_OVERHEAD_TOKENS, message_tokens, validate_messages
+from ctx_lsp.history.summary_fallback import summarize_dropped
+from ctx_lsp.tokens import TokenCounter, cut_to_tokens, line_count
 
-ROLES = ("system", "user", "assistant", "tool")
 STRATEGY = "recent_turns"
 """`metadata.strategy`: whole turns, newest first, after the system messages."""
 
 DEFAULT_MIN_TURNS = 3
 """DESIGN: at least the last 3 turns are kept."""
-
-MESSAGE_OVERHEAD_TOKENS = 4
-"""Framing tokens per message (role and separators), as in OpenAI's published chat-format
-count (3-4 per message). Added so a window of many short messages is not under-counted."""
-
-TOOL_CALL_OVERHEAD_TOKENS = 4
-"""Framing per tool call (its type and the JSON around id, name and arguments), on top of
-counting the id, name and arguments themselves."""
 
 SUMMARIZE_AT_SHARE = 0.70
 """DESIGN: `should_summarize` once usage passes 70 % of the history budget, so the agent
@@ -62,28 +57,6 @@ summarises before turns start falling off rather than after."""
 SUMMARY_HEADER = "[Summary of earlier conversation]\n"
 """Starts the preamble message, so neither the model nor a person mistakes the summary
 for an instruction from the real system prompt."""
-
-SUMMARY_FALLBACK_SHARE = 0.15
-"""The template summary is cut to this share of the budget: it is meant to be passed back
-as `summary` next time, and then it competes with real turns for the same budget."""
-SUMMARY_FALLBACK_MAX_TOKENS = 500
-"""A template summary longer than this is a list of questions nobody reads."""
-SUMMARY_FALLBACK_MIN_TOKENS = 48
-"""Room for at least the header and tools lines, even under a tiny budget."""
-
-FIRST_LINE_MAX_CHARS = 100
-"""How much of each dropped user message the template summary quotes."""
-MAX_TOOLS_LISTED = 12
-"""Tools named in the template summary; the rest are counted, not named."""
-
-TOOL_CALL_EXAMPLE = (
-    '{"id": "call_1", "type": "function", "function": {"name": "…", "arguments": "{}"}}'
-)
-"""Quoted in error fixes, so an agent sees the exact shape expected."""
-
-KNOWN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
-"""Other keys (`refusal`, provider extensions) are passed through unchanged and counted as
-their JSON: whatever we return may be sent to the model, so it must be in the count."""
 
 
 class WindowError(CtxError):
@@ -152,192 +125,6 @@ class WindowResult:
     budget, a summary cut or left out."""
 
 
-# --- validation --------------------------------------------------------------------------
-
-
-def validate_messages(messages: Any) -> list[dict[str, Any]]:
-    """Check OpenAI-style messages and return shallow copies of them.
-
-    Raises `InvalidParam` naming the exact JSON path (`messages[3].tool_calls[0].id`), so
-    an agent can fix what it sent. Unknown keys are allowed and passed through.
-    """
-    if not _is_array(messages):
-        raise InvalidParam(
-            "messages",
-            f"expected an array of message objects, got {json_type(messages)}",
-            'send [{"role": "user", "content": "…"}, …]',
-        )
-    return [_validate_message(message, f"messages[{i}]") for i, message in enumerate(messages)]
-
-
-def _validate_message(message: Any, path: str) -> dict[str, Any]:
-    if not _is_object(message):
-        raise InvalidParam(
-            path,
-            f"expected a message object, got {json_type(message)}",
-            'send {"role": "user", "content": "…"}',
-        )
-    role = message.get("role")
-    if role not in ROLES:
-        problem = "is required" if role is None else f"unknown role {role!r}"
-        raise InvalidParam(
-            f"{path}.role",
-            problem,
-            "use one of system, user, assistant, tool (send developer messages as system)",
-        )
-    _validate_content(message.get("content"), f"{path}.content")
-    for key in ("name", "tool_call_id"):
-        value = message.get(key)
-        if value is not None and not isinstance(value, str):
-            raise InvalidParam(
-                f"{path}.{key}",
-                f"expected a string, got {json_type(value)}",
-                f"send {key} as a string",
-            )
-    if role == "tool" and not message.get("tool_call_id"):
-        raise InvalidParam(
-            f"{path}.tool_call_id",
-            "is required on tool messages",
-            "send the id of the tool call this result answers",
-        )
-    calls = message.get("tool_calls")
-    if calls is not None:
-        if role != "assistant":
-            raise InvalidParam(
-                f"{path}.tool_calls",
-                f"only assistant messages carry tool calls, not {role}",
-                "remove the field",
-            )
-        if not _is_array(calls):
-            raise InvalidParam(
-                f"{path}.tool_calls",
-                f"expected an array of tool calls, got {json_type(calls)}",
-                f"send [{TOOL_CALL_EXAMPLE}]",
-            )
-        for j, call in enumerate(calls):
-            _validate_tool_call(call, f"{path}.tool_calls[{j}]")
-    return dict(message)
-
-
-def _validate_content(content: Any, path: str) -> None:
-    if content is None or isinstance(content, str):
-        return
-    if not _is_array(content):
-        raise InvalidParam(
-            path,
-            f"expected a string, null or an array of content parts, got {json_type(content)}",
-            'send the text as a string, or parts like [{"type": "text", "text": "…"}]',
-        )
-    for k, part in enumerate(content):
-        if not _is_object(part):
-            raise InvalidParam(
-                f"{path}[{k}]",
-                f"expected a content part object, got {json_type(part)}",
-                'send {"type": "text", "text": "…"}',
-            )
-        if part.get("type") == "text" and not isinstance(part.get("text"), str):
-            raise InvalidParam(
-                f"{path}[{k}].text",
-                f"expected a string, got {json_type(part.get('text'))}",
-                "send the text of a text part as a string",
-            )
-
-
-def _validate_tool_call(call: Any, path: str) -> None:
-    example = TOOL_CALL_EXAMPLE
-    if not _is_object(call):
-        raise InvalidParam(
-            path, f"expected a tool call object, got {json_type(call)}", f"send {example}"
-        )
-    call_id = call.get("id")
-    if not isinstance(call_id, str) or not call_id:
-        raise InvalidParam(f"{path}.id", type_problem(call_id, "a string"),
-                           "send the id the tool result's tool_call_id refers to")
-    kind = call.get("type")
-    if kind is not None and not isinstance(kind, str):
-        raise InvalidParam(
-            f"{path}.type", f"expected a string, got {json_type(kind)}", 'send "function"'
-        )
-    function = call.get("function")
-    if not _is_object(function):
-        problem = (
-            "is required" if function is None else f"expected an object, got {json_type(function)}"
-        )
-        raise InvalidParam(f"{path}.function", problem, 'send {"name": "…", "arguments": "{}"}')
-    name = function.get("name")
-    if not isinstance(name, str):
-        problem = "is required" if name is None else f"expected a string, got {json_type(name)}"
-        raise InvalidParam(f"{path}.function.name", problem, "send the tool's name as a string")
-    arguments = function.get("arguments")
-    if arguments is not None and not isinstance(arguments, (str, Mapping)):
-        raise InvalidParam(
-            f"{path}.function.arguments",
-            f"expected a JSON string or an object, got {json_type(arguments)}",
-            'send the arguments as a JSON string, e.g. "{\\"path\\": \\"a.py\\"}"',
-        )
-
-
-def _is_object(value: Any) -> bool:
-    """`isinstance(value, Mapping)`, with a fast path: JSON objects are dicts, and the ABC
-    check alone was a third of the validation time on a 200-message conversation."""
-    return type(value) is dict or isinstance(value, Mapping)
-
-
-def _is_array(value: Any) -> bool:
-    return type(value) is list or isinstance(value, tuple)
-
-
-# --- cost --------------------------------------------------------------------------------
-
-
-def content_text(content: Any) -> str:
-    """The text of a content field: text parts as text, other parts (images, audio) as
-    their JSON, because we cannot know what a provider charges for them and must not
-    count them as free."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "\n".join(
-        part["text"] if part.get("type") == "text" else _to_json(part) for part in content
-    )
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """Every string of a message a model may see: content, name, tool call ids, names and
-    arguments, and any extra keys (as JSON)."""
-    pieces = [content_text(message.get("content"))]
-    for key in ("name", "tool_call_id"):
-        if message.get(key):
-            pieces.append(message[key])
-    for call in message.get("tool_calls") or ():
-        function = call["function"]
-        arguments = function.get("arguments")
-        pieces += [
-            call["id"],
-            function["name"],
-            arguments if isinstance(arguments, str) else _to_json(arguments),
-        ]
-    pieces += [
-        f"{key}: {_to_json(value)}" for key, value in message.items() if key not in KNOWN_KEYS
-    ]
-    return "\n".join(piece for piece in pieces if piece)
-
-
-def message_tokens(message: Mapping[str, Any], counter: TokenCounter) -> int:
-    """What one message costs in the window: its text plus framing."""
-    calls = len(message.get("tool_calls") or ())
-    return (
-        counter.count(message_text(message))
-        + MESSAGE_OVERHEAD_TOKENS
-        + TOOL_CALL_OVERHEAD_TOKENS * calls
-    )
-
-
-def _to_json(value: Any) -> str:
-    if value is None:
-        return ""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
 # --- structure ---------------------------------------------------------------------------
@@ -507,7 +294,7 @@ def window_messages(
 class _LazyCosts:
     """Message costs, counted on first use: older turns past the window are never counted."""
 
-    __slots__ = ("_messages", "_counter", "_costs")
+    __slots__ = ("_costs", "_counter", "_messages")
 
     def __init__(self, messages: Sequence[Mapping[str, Any]], counter: TokenCounter) -> None:
         self._messages = messages
@@ -654,68 +441,3 @@ def _summary_preamble(
         0,
         f"summary ({whole:,} tokens) left out: only {max(room, 0):,} tokens were left for it",
     )
-
-
-# --- template summary --------------------------------------------------------------------
-
-
-def summarize_dropped(
-    dropped: Sequence[Mapping[str, Any]], turns: int, budget: int, counter: TokenCounter
-) -> str:
-    """A deterministic summary of dropped turns, for agents with no LLM summary yet.
-
-    Lists what a model most needs to stay oriented: which tools ran, what the assistant
-    last concluded, and what the user asked (first line of each request). Cut to whole
-    lines at `SUMMARY_FALLBACK_SHARE` of the budget, keeping the earliest requests: the
-    first one usually states the task the rest of the conversation serves.
-    """
-    if not dropped:
-        return ""
-    lines = [
-        f"Earlier conversation ({turns} turns, {len(dropped)} messages) dropped to fit the budget."
-    ]
-    tools = Counter(
-        _first_line(call["function"]["name"]) or "(unnamed)"
-        for message in dropped
-        for call in message.get("tool_calls") or ()
-    )
-    if tools:
-        ranked = sorted(tools.items(), key=lambda item: (-item[1], item[0]))
-        listed = ", ".join(f"{name}×{n}" for name, n in ranked[:MAX_TOOLS_LISTED])
-        rest = len(ranked) - MAX_TOOLS_LISTED
-        lines.append(f"Tools used: {listed}" + (f" and {rest} more" if rest > 0 else "") + ".")
-    last_reply = next(
-        (
-            line
-            for m in reversed(dropped)
-            if m["role"] == "assistant" and (line := _first_line(content_text(m.get("content"))))
-        ),
-        "",
-    )
-    if last_reply:
-        lines.append(f"Assistant last said: {last_reply}")
-    asks = [_first_line(content_text(m.get("content"))) for m in dropped if m["role"] == "user"]
-    asks = [ask for ask in asks if ask]
-    if asks:
-        lines.append("User asked:")
-        lines += [f"- {ask}" for ask in asks]
-    cap = min(
-        SUMMARY_FALLBACK_MAX_TOKENS,
-        max(SUMMARY_FALLBACK_MIN_TOKENS, int(budget * SUMMARY_FALLBACK_SHARE)),
-    )
-    return cut_to_tokens(
-        "\n".join(lines), cap, counter, marker=lambda n: f"[… {n} more lines]"
-    ).text
-
-
-_WHITESPACE = re.compile(r"\s+")
-_NON_BLANK_LINE = re.compile(r"[^\S\n]*\S[^\n]*")
-
-
-def _first_line(text: str) -> str:
-    """First non-blank line, whitespace collapsed, cut to `FIRST_LINE_MAX_CHARS`.
-
-    Reads only up to that line: a dropped message may be a 100 KB paste."""
-    match = _NON_BLANK_LINE.search(text)
-    line = _WHITESPACE.sub(" ", match.group()).strip() if match else ""
-    return ellipsize(line, FIRST_LINE_MAX_CHARS)

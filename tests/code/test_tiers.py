@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import re
-
 import textwrap
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctx_lsp.code.outline import Outline, outline_for, outline_python
-from ctx_lsp.vocabulary import Tier
-from ctx_lsp.code.tiers import SHORT_SIGNATURE_CHARS, TIER_CAP_TOKENS, _short_signature, render
-from ctx_lsp.vocabulary import Rendering
+from ctx_lsp.code.outline import Outline, outline_for
+from ctx_lsp.code.python import outline_python
+from ctx_lsp.code.tiers import TIER_CAP_TOKENS, render
 from ctx_lsp.tokens import TokenCounter, counter_for
+from ctx_lsp.vocabulary import Rendering, Tier
 
 MODULE = textwrap.dedent(
     '''\
@@ -424,25 +423,6 @@ def test_markdown_folds_deep_headings(counter: TokenCounter) -> None:
     assert 0 < sum(shown) < 50 and max(shown) - min(shown) <= 1
 
 
-@pytest.mark.parametrize(
-    ("signature", "expected"),
-    [
-        ("def f(a)", "def f(a)"),
-        ("def progressbar(iterable: Iterable[V] | None = None, length: int | None = None, "
-         "label: str | None = None, show_eta: bool = True) -> ProgressBar[V]",
-         "def progressbar(iterable: Iterable[V] | None = None, …) -> ProgressBar[V]"),
-        ("def f(a: dict[str, int], " + "b" * 60 + ": dict[str, tuple[int, int, int]], c: int = 3) -> None",
-         "def f(a: dict[str, int], …) -> None"),
-        ("def x(" + "a" * 200 + ") -> int", "def x(…) -> int"),
-    ],
-)
-def test_short_signatures_cut_at_a_top_level_parameter(signature: str, expected: str) -> None:
-    """Ensure that pruned outlines cut long signatures between parameters (never inside
-    brackets), keep the return annotation, and leave short ones alone."""
-    assert _short_signature(signature) == expected
-    assert len(_short_signature(signature)) <= max(len(expected), SHORT_SIGNATURE_CHARS)
-
-
 def test_compact_outline_lists_definitions_only(counter: TokenCounter) -> None:
     """Ensure that a compact (map) outline drops imports and docstrings, shortens long
     signatures, keeps the module docstring line, and costs less than the outline."""
@@ -465,7 +445,7 @@ def test_compact_outline_lists_definitions_only(counter: TokenCounter) -> None:
             def method(self) -> int:
                 """Return one."""
                 return 1
-        '''
+        '''  # noqa: E501
     )
     o = outline_python(src.encode())
     full = render("m.py", src, o, Tier.OUTLINE, counter)

@@ -12,64 +12,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctx_lsp.errors import CtxError, InvalidParam
+from ctx_lsp.history.messages import validate_messages
 from ctx_lsp.history.windowing import (
-    MESSAGE_OVERHEAD_TOKENS,
     STRATEGY,
-    SUMMARY_FALLBACK_MAX_TOKENS,
     SUMMARY_HEADER,
-    TOOL_CALL_OVERHEAD_TOKENS,
     WindowError,
     WindowResult,
-    message_tokens,
     structure,
-    validate_messages,
     window_messages,
 )
-from ctx_lsp.tokens import counter_for
-
-COUNTER = counter_for()
-
-
-# --- builders ----------------------------------------------------------------------------
-
-
-def system(text: str = "You are a careful coding agent.") -> dict:
-    return {"role": "system", "content": text}
-
-
-def user(text: str) -> dict:
-    return {"role": "user", "content": text}
-
-
-def assistant(text: str | None, *calls: tuple[str, str, str]) -> dict:
-    message: dict = {"role": "assistant", "content": text}
-    if calls:
-        message["tool_calls"] = [
-            {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
-            for cid, name, args in calls
-        ]
-    return message
-
-
-def tool(call_id: str, text: str) -> dict:
-    return {"role": "tool", "tool_call_id": call_id, "content": text}
-
-
-def cost(message: dict) -> int:
-    return message_tokens(message, COUNTER)
+from tests.history.conftest import COUNTER, assistant, cost, simple_turns, system, tool, user
 
 
 def contents(result: WindowResult) -> list:
     return [m.get("content") for m in result.messages]
-
-
-def simple_turns(n: int, words: int = 20) -> list[dict]:
-    """`n` turns of user question → assistant answer, each about `words` words long."""
-    out = []
-    for i in range(n):
-        out.append(user(f"question {i}: " + "please look at this " * (words // 4)))
-        out.append(assistant(f"answer {i}: " + "here is what I found " * (words // 5)))
-    return out
 
 
 # --- turns and pairing -------------------------------------------------------------------
@@ -333,7 +289,7 @@ def test_summary_is_cut_to_whole_lines_when_it_does_not_fit():
     assert any(n.startswith("summary cut from") for n in result.notes)
 
 
-# --- should_summarize and the template summary -------------------------------------------
+# --- should_summarize --------------------------------------------------------------------
 
 
 def test_should_summarize_when_usage_passes_70_percent():
@@ -345,129 +301,7 @@ def test_should_summarize_when_usage_passes_70_percent():
     assert not window_messages(msgs, int(used / 0.7) + 2, COUNTER).should_summarize
 
 
-def test_summary_fallback_names_requests_and_tools_of_dropped_turns():
-    """Ensure that the template summary counts dropped turns and messages, lists the tools
-    used with counts, the assistant's last words and each request's first line, cut to
-    ~100 characters."""
-    long_request = "Refactor the parser " + "x" * 300 + "\nsecond line"
-    msgs = [
-        user(long_request),
-        assistant(None, ("c1", "read_file", "{}"), ("c2", "read_file", "{}")),
-        tool("c1", "..."),
-        tool("c2", "..."),
-        assistant(None, ("c3", "run_tests", "{}")),
-        tool("c3", "ok"),
-        assistant("The parser now handles nested tuples."),
-        user("  \n  Then add tests"),
-        assistant("Added."),
-        *simple_turns(3, words=200),
-    ]
-    result = window_messages(msgs, sum(cost(m) for m in msgs[-6:]) + 5, COUNTER)
-    fallback = result.summary_fallback
-    lines = fallback.splitlines()
-    assert lines[0] == "Earlier conversation (2 turns, 9 messages) dropped to fit the budget."
-    assert "Tools used: read_file×2, run_tests×1." in lines
-    assert "Assistant last said: Added." in lines
-    first_ask = next(line for line in lines if line.startswith("- Refactor"))
-    assert len(first_ask) <= 2 + 100 and first_ask.endswith("…")
-    assert "- Then add tests" in lines
-    assert window_messages(msgs, 100_000, COUNTER).summary_fallback == ""
-
-
-def test_summary_fallback_is_capped():
-    """Ensure that the template summary stays within 15 % of the budget (at least the
-    floor) and at most 500 tokens, however many turns were dropped."""
-    msgs = [m for i in range(300) for m in (user(f"request {i}: " + "word " * 30), assistant("ok"))]
-    small = window_messages(msgs, 2_000, COUNTER).summary_fallback
-    big = window_messages(msgs, 5_000, COUNTER).summary_fallback  # 15 % would be 750
-    assert COUNTER.count(small) <= 300
-    assert COUNTER.count(big) <= SUMMARY_FALLBACK_MAX_TOKENS
-    assert big.endswith("more lines]")
-
-
-# --- costs -------------------------------------------------------------------------------
-
-
-def test_message_cost_counts_text_framing_and_tool_calls():
-    """Ensure that a message costs its counted strings plus the documented framing: per
-    message and per tool call."""
-    plain = user("hello world")
-    assert cost(plain) == COUNTER.count("hello world") + MESSAGE_OVERHEAD_TOKENS
-    call = assistant(None, ("c1", "read_file", '{"path": "a.py"}'))
-    text = "\n".join(["c1", "read_file", '{"path": "a.py"}'])
-    assert cost(call) == COUNTER.count(text) + MESSAGE_OVERHEAD_TOKENS + TOOL_CALL_OVERHEAD_TOKENS
-
-
-def test_content_parts_count_text_and_other_parts_as_json():
-    """Ensure that text parts count as their text and other parts (images) as their JSON,
-    and that extra keys are counted too, since they may reach the model."""
-    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 400}}
-    parts = user([{"type": "text", "text": "look"}, image])  # type: ignore[arg-type]
-    assert cost(parts) > cost(user("look")) + 50
-    assert cost({**user("hi"), "refusal": "I can't " * 20}) > cost(user("hi")) + 20
-
-
 # --- validation --------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("messages", "field"),
-    [
-        ({"role": "user"}, "messages"),
-        ("hello", "messages"),
-        (None, "messages"),
-        ([user("a"), 3], "messages[1]"),
-        ([{"content": "x"}], "messages[0].role"),
-        ([{"role": "developer", "content": "x"}], "messages[0].role"),
-        ([{"role": "user", "content": 5}], "messages[0].content"),
-        ([{"role": "user", "content": {"text": "x"}}], "messages[0].content"),
-        ([{"role": "user", "content": ["x"]}], "messages[0].content[0]"),
-        (
-            [{"role": "user", "content": [{"type": "text", "text": 1}]}],
-            "messages[0].content[0].text",
-        ),
-        ([{"role": "user", "content": "x", "name": 3}], "messages[0].name"),
-        ([user("a"), {"role": "assistant", "tool_calls": {"id": "x"}}], "messages[1].tool_calls"),
-        ([{"role": "user", "content": "x", "tool_calls": []}], "messages[0].tool_calls"),
-        ([{"role": "assistant", "tool_calls": ["x"]}], "messages[0].tool_calls[0]"),
-        (
-            [{"role": "assistant", "tool_calls": [{"function": {"name": "f"}}]}],
-            "messages[0].tool_calls[0].id",
-        ),
-        (
-            [{"role": "assistant", "tool_calls": [{"id": 7, "function": {"name": "f"}}]}],
-            "messages[0].tool_calls[0].id",
-        ),
-        (
-            [{"role": "assistant", "tool_calls": [{"id": "a"}]}],
-            "messages[0].tool_calls[0].function",
-        ),
-        (
-            [{"role": "assistant", "tool_calls": [{"id": "a", "function": {}}]}],
-            "messages[0].tool_calls[0].function.name",
-        ),
-        (
-            [
-                {
-                    "role": "assistant",
-                    "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": 3}}],
-                }
-            ],
-            "messages[0].tool_calls[0].function.arguments",
-        ),
-        (
-            [user("a"), user("b"), user("c"), {"role": "tool", "content": "r"}],
-            "messages[3].tool_call_id",
-        ),
-    ],
-)
-def test_malformed_messages_name_the_exact_field(messages, field):
-    """Ensure that malformed input raises InvalidParam whose field is the JSON path of the
-    offending value, with a message in the "field: problem; fix" form."""
-    with pytest.raises(InvalidParam) as info:
-        window_messages(messages, 1000, COUNTER)
-    assert info.value.field == field
-    assert str(info.value).startswith(f"{field}: ")
 
 
 @pytest.mark.parametrize(

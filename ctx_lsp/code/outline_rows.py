@@ -1,0 +1,321 @@
+"""What an outline rendering shows (tiers 1 and 2), row by row, and what it keeps first.
+
+An outline is built as rows (a line number and its text) grouped into units: what an
+outline over its cap keeps or leaves out as one. Each unit carries a key that ranks it —
+the request's focus, the module docstring, ranked definitions, top-level names, imports,
+constants, then members breadth-first. Tier 2 swaps the rows of focused symbols for
+their source lines.
+
+Separate from `tiers.py` because this is the *what* and *in which order*: pure functions
+of the outline, the file's lines, the focus and the ranks, with no token counting. The
+*how much* — fitting rows to a cap with a counter — is `tiers.py`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import NamedTuple
+
+from ctx_lsp.code.outline import Outline, Symbol
+from ctx_lsp.tokens import ellipsize
+
+DOC_MAX_CHARS = 100
+"""First docstring lines are cut here in outlines: a one-line summary, not a paragraph."""
+
+INDENT = "    "
+
+
+class Row(NamedTuple):
+    """One content line of an outline: a file line number and what to show for it.
+    A named tuple, not a frozen dataclass: outlines build thousands per render."""
+
+    line: int
+    text: str
+    starts_symbol: bool = False
+    unit: int = -1
+    """Index of the `Unit` the row belongs to: rows are kept or left out a unit at a time."""
+    ends: tuple[str, ...] = ()
+    """Qualnames whose full source (tier 2) ends on this row."""
+    source: bool = False
+    """A verbatim source line (tier 2), never annotated."""
+    short: str = ""
+    """A compact form of `text` (signature cut, no docstring) for outlines pruned to fit."""
+
+
+class Unit(NamedTuple):
+    """What an outline over its cap keeps or leaves out as one: a definition's rows
+    (decorators and header), the import line, a constant, a focused body.
+
+    Units are kept in `key` order (lowest first) while they fit; keeping one keeps its
+    `parent` (the enclosing class or heading), so a method never shows without its class.
+    """
+
+    key: tuple
+    parent: int = -1
+    definition: bool = False
+    """A class, function or heading: what fold notes count."""
+
+
+RANK_FLOOR = 1e-9
+"""Ranks at or below this are no rank at all (the symbol keeps its default place)."""
+
+
+# -- outline rows --------------------------------------------------------------------------
+
+
+def _cut_doc(doc: str) -> str:
+    return ellipsize(doc, DOC_MAX_CHARS)
+
+
+def _visible(symbols: Sequence[Symbol]) -> list[bool]:
+    """Tier 1 shows classes and what they hold (methods, nested classes), not functions
+    defined inside functions: those are implementation, and cost tokens in every outline."""
+    visible: list[bool] = []
+    open_kinds: list[tuple[int, bool]] = []  # (depth, visible and a class) per open symbol
+    for symbol in symbols:
+        while open_kinds and open_kinds[-1][0] >= symbol.depth:
+            open_kinds.pop()
+        shows = not open_kinds or open_kinds[-1][1]
+        visible.append(shows)
+        open_kinds.append((symbol.depth, shows and symbol.kind == "class"))
+    return visible
+
+
+def _module_doc_line(lines: Sequence[str]) -> int:
+    """Line of the module docstring: the first line that is not blank, a comment or a
+    shebang (the docstring is the module's first statement)."""
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            return number
+    return 1
+
+
+def _import_summary(outline: Outline) -> tuple[int, str] | None:
+    """All imports on one line (first import's line number): `import a, b; from c import d`.
+
+    One line because a gutter per import costs more than the imports; `__future__`
+    imports are left out (they change nothing an agent reads).
+    """
+    parts: list[str] = []
+    first_line = 0
+    seen: set[tuple[int, str]] = set()
+    for imp in outline.imports:
+        if imp.module == "__future__" or (imp.line, imp.text) in seen:
+            continue
+        seen.add((imp.line, imp.text))
+        first_line = first_line or imp.line
+        if imp.text.startswith("import ") and parts and parts[-1].startswith("import "):
+            parts[-1] += ", " + imp.text[len("import ") :]
+        elif imp.text not in parts:
+            parts.append(imp.text)
+    return (first_line, "; ".join(parts)) if parts else None
+
+
+def _header_line(symbol: Symbol, lines: Sequence[str]) -> int:
+    """Line of the `def`/`class` keyword (after the decorators)."""
+    last = min(symbol.body_start_line, len(lines))
+    for number in range(symbol.start_line, last + 1):
+        stripped = lines[number - 1].lstrip()
+        if stripped.startswith(("def ", "async ", "class ", "def\t", "class\t")):
+            return number
+    return min(symbol.start_line + len(symbol.decorators), max(symbol.end_line, symbol.start_line))
+
+
+def _symbol_rows(symbol: Symbol, lines: Sequence[str], unit: int) -> list[Row]:
+    header = _header_line(symbol, lines)
+    decorator_lines = [
+        number
+        for number in range(symbol.start_line, min(header, len(lines) + 1))
+        if lines[number - 1].lstrip().startswith("@")
+    ]
+    if len(decorator_lines) != len(symbol.decorators):  # comments or odd layout
+        decorator_lines = [
+            min(symbol.start_line + i, header) for i in range(len(symbol.decorators))
+        ]
+    indent = INDENT * symbol.depth
+    rows = [
+        Row(number, indent + _cut_doc(decorator), False, unit)
+        for number, decorator in zip(decorator_lines, symbol.decorators)
+    ]
+    colon = ":" if symbol.kind == "class" else ""
+    text = indent + symbol.signature + colon
+    short = indent + _short_signature(symbol.signature) + colon
+    if symbol.doc:
+        text += "  # " + _cut_doc(symbol.doc)
+    rows.append(Row(header, text, False, unit, short=short))
+    rows[0] = rows[0]._replace(starts_symbol=True)
+    return rows
+
+
+SHORT_SIGNATURE_CHARS = 100
+"""Signatures longer than this are cut at a parameter in pruned outlines: where a
+definition is and what it is called matters more there than its fifteenth parameter."""
+
+
+def _short_signature(signature: str, limit: int = SHORT_SIGNATURE_CHARS) -> str:
+    """`def f(a: int, b: str, …) -> T` from a long signature; short ones unchanged."""
+    if len(signature) <= limit:
+        return signature
+    open_at = signature.find("(")
+    close_at = signature.rfind(")")
+    if open_at < 0 or close_at < open_at:
+        return ellipsize(signature, limit)
+    tail = signature[close_at + 1 :]
+    if len(tail) > 40:
+        tail = ""
+    room = max(open_at + 1, limit - len(tail) - 4)
+    cut, depth = -1, 0
+    for i in range(open_at + 1, min(room, close_at)):  # the last top-level ", " in room
+        ch = signature[i]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            cut = i
+    head = signature[:cut] if cut > open_at else signature[: open_at + 1]
+    joiner = ", …)" if cut > open_at else "…)"
+    return head + joiner + tail
+
+
+# Unit keys: what an outline over its cap keeps first (lowest key first).
+KEY_FOCUS = 0  # the symbols the request is about
+KEY_MODULE_DOC = 1  # one line that says what the file is for
+KEY_RANKED = 2  # definitions the request ranks (graph rank, query match), best first
+KEY_TOP_LEVEL = 3  # the file's other top-level names, in source order
+KEY_IMPORTS = 4
+KEY_CONSTANT = 5
+KEY_MEMBER = 6  # members: the first of every class, then the second of every class, …
+
+
+def python_rows(
+    outline: Outline, lines: Sequence[str], focus: Collection[str], ranks: Mapping[str, float],
+    compact: bool = False,
+) -> tuple[list[Row], list[Unit]]:
+    """Rows of a Python outline in line order, and their units keyed by what to keep first.
+    `compact` (a repository map's) shows short signatures and leaves imports out."""
+    rows: list[Row] = []
+    units: list[Unit] = []
+    if outline.docstring:
+        units.append(Unit((KEY_MODULE_DOC,)))
+        rows.append(Row(_module_doc_line(lines), f'"""{_cut_doc(outline.docstring)}"""', unit=len(units) - 1))
+    summary = None if compact else _import_summary(outline)
+    if summary is not None:
+        units.append(Unit((KEY_IMPORTS,)))
+        rows.append(Row(*summary, unit=len(units) - 1))
+    for c in outline.constants:
+        units.append(Unit((KEY_CONSTANT, c.line)))
+        text = ellipsize(c.text, SHORT_SIGNATURE_CHARS) if compact else c.text
+        rows.append(Row(c.line, text, unit=len(units) - 1))
+    if lines:
+        focus_order = {name: i for i, name in enumerate(focus)}
+        open_units: list[tuple[int, int]] = []  # (depth, unit) of the visible symbols enclosing this one
+        ordinals: dict[int, int] = {}  # parent unit -> members seen so far
+        for symbol, visible in zip(outline.symbols, _visible(outline.symbols)):
+            while open_units and open_units[-1][0] >= symbol.depth:
+                open_units.pop()
+            if not visible:
+                continue
+            parent = open_units[-1][1] if open_units else -1
+            ordinal = ordinals[parent] = ordinals.get(parent, -1) + 1
+            rank = ranks.get(symbol.qualname, 0.0)
+            if symbol.qualname in focus_order:
+                key: tuple = (KEY_FOCUS, focus_order[symbol.qualname])
+            elif rank > RANK_FLOOR:
+                key = (KEY_RANKED, -rank, symbol.start_line)
+            elif parent < 0:
+                key = (KEY_TOP_LEVEL, symbol.start_line)
+            else:
+                key = (KEY_MEMBER, symbol.depth, ordinal, symbol.start_line)
+            units.append(Unit(key, parent, True))
+            unit = len(units) - 1
+            symbol_rows = _symbol_rows(symbol, lines, unit)
+            if compact and symbol.qualname not in focus_order:
+                symbol_rows = [row._replace(text=row.short) if row.short else row for row in symbol_rows]
+            rows.extend(symbol_rows)
+            open_units.append((symbol.depth, unit))
+    rows.sort(key=lambda row: row.line)  # stable: a symbol's rows keep their order
+    return rows, units
+
+
+def markdown_rows(outline: Outline) -> tuple[list[Row], list[Unit]]:
+    """One row per heading, each heading its own unit under its parent heading."""
+    rows: list[Row] = []
+    units: list[Unit] = []
+    open_units: list[tuple[int, int]] = []
+    ordinals: dict[int, int] = {}
+    for s in outline.symbols:
+        while open_units and open_units[-1][0] >= s.depth:
+            open_units.pop()
+        parent = open_units[-1][1] if open_units else -1
+        ordinal = ordinals[parent] = ordinals.get(parent, -1) + 1
+        # Top two heading levels first (the document's shape), then deeper ones breadth-first.
+        key = (KEY_TOP_LEVEL, s.start_line) if s.depth <= 1 else (KEY_MEMBER, s.depth, ordinal, s.start_line)
+        units.append(Unit(key, parent, True))
+        rows.append(Row(s.start_line, s.signature, True, len(units) - 1))
+        open_units.append((s.depth, len(units) - 1))
+    return rows, units
+
+
+# -- tier 2 ------------------------------------------------------------------------------
+
+
+def focused_rows(
+    rows: list[Row], units: list[Unit], outline: Outline, lines: Sequence[str], focus: Collection[str]
+) -> tuple[list[Row], list[Unit]]:
+    """Replace the outline rows inside each focused symbol by its source lines.
+
+    A focused symbol inside another focused one is already shown by the outer one; both
+    count as shown (the last source row of a range names them in `ends`). Each body is a
+    unit of its own, kept first, inside the nearest outline unit that encloses it.
+    """
+    wanted = set(focus)
+    ranges: list[tuple[int, int, list[str]]] = []  # merged (start, end, qualnames)
+    for symbol in outline.symbols:  # source order, so an outer symbol comes first
+        if symbol.qualname not in wanted:
+            continue
+        start, end = symbol.start_line, min(symbol.end_line, len(lines))
+        if ranges and start <= ranges[-1][1]:
+            last_start, last_end, names = ranges[-1]
+            ranges[-1] = (last_start, max(last_end, end), [*names, symbol.qualname])
+        else:
+            ranges.append((start, end, [symbol.qualname]))
+    if not ranges:
+        return rows, units
+
+    units = list(units)
+    out: list[Row] = []
+    row_iter = iter(rows)
+    pending = next(row_iter, None)
+    for order, (start, end, names) in enumerate(ranges):
+        while pending is not None and pending.line < start:
+            out.append(pending)
+            pending = next(row_iter, None)
+        replaced: list[Row] = []
+        while pending is not None and pending.line <= end:  # replaced by the source
+            replaced.append(pending)
+            pending = next(row_iter, None)
+        # The body's unit hangs under the unit of the symbol it replaces (so its class stays).
+        parent = units[replaced[0].unit].parent if replaced and replaced[0].starts_symbol else _enclosing(out, units)
+        units.append(Unit((KEY_FOCUS, -1, order), parent, True))
+        unit = len(units) - 1
+        for gone in replaced:  # what the body shows is not folded away: never counted as hidden
+            units[gone.unit] = units[gone.unit]._replace(definition=False)
+        out.extend(
+            Row(number, lines[number - 1], number == start, unit,
+                 ends=tuple(names) if number == end else (), source=True)
+            for number in range(start, end + 1)
+        )
+    while pending is not None:
+        out.append(pending)
+        pending = next(row_iter, None)
+    return out, units
+
+
+def _enclosing(rows: Sequence[Row], units: Sequence[Unit]) -> int:
+    """The unit of the last outline row before a body whose symbol may enclose it."""
+    for row in reversed(rows):
+        if not row.source and row.unit >= 0 and units[row.unit].definition:
+            return row.unit
+    return -1

@@ -1,0 +1,451 @@
+"""Tree-sitter outlines of Python source: definitions, calls, imports, constants, references.
+
+Separate from `outline.py`, which defines what an `Outline` is and how it is cached,
+because this is the one part that needs a parser: everything else in `code/` (tiers,
+markdown, the JSON cache) works on outlines without ever touching tree-sitter.
+
+Speed shapes the code: a whole repository is outlined with this on a cold index. The
+per-node work (definitions, calls, identifiers) is one `QueryCursor.captures` pass in C;
+Python only touches definition nodes and the module's top-level statements, and every
+walk uses an explicit stack so deeply nested code cannot hit the recursion limit.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Iterator
+from operator import attrgetter
+
+import tree_sitter_python
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
+
+from ctx_lsp.code.outline import (
+    CONSTANT_TEXT_MAX_CHARS,
+    Constant,
+    Import,
+    Outline,
+    Symbol,
+    decode_source,
+    outline_text,
+)
+from ctx_lsp.tokens import ellipsize
+
+__all__ = ["outline_python", "python_parser"]
+
+
+log = logging.getLogger(__name__)
+
+_PY_LANGUAGE = Language(tree_sitter_python.language())
+
+# One pass in C over every node gives what would otherwise need a Python walk of the
+# whole tree: definitions and their decorated wrappers, call targets (`f()`, `obj.m()`
+# -> the last name), all identifiers (attribute names are identifiers too) and the
+# import statements whose identifiers the reference counts leave out. On the stdlib this
+# pass costs about half of what parsing does; the identifiers (for `references`) are a
+# third of that, plus their counting.
+_QUERY = Query(
+    _PY_LANGUAGE,
+    """
+    (function_definition) @def
+    (class_definition) @def
+    (decorated_definition) @dec
+    (call function: (identifier) @call)
+    (call function: (attribute attribute: (identifier) @call))
+    (identifier) @id
+    (import_statement) @imp
+    (import_from_statement) @imp
+    (future_import_statement) @imp
+    """,
+)
+
+_thread_state = threading.local()
+
+_TEXT_OF = attrgetter("text")
+_START_BYTE = attrgetter("start_byte")
+
+# Statements whose blocks may hold module-level imports and constants
+# (`if sys.version_info >= ...:`, `try: import x except ImportError: ...`).
+_COMPOUND_TYPES = frozenset(
+    {
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "try_statement",
+        "except_clause",
+        "except_group_clause",
+        "finally_clause",
+        "with_statement",
+        "for_statement",
+        "while_statement",
+        "match_statement",
+        "case_clause",
+        "block",
+        "ERROR",
+    }
+)
+_IMPORT_TYPES = frozenset({"import_statement", "import_from_statement", "future_import_statement"})
+
+# `if TYPE_CHECKING:` holds type-only imports (kept: they are real dependencies) and
+# aliases that only a type checker sees; `if __name__ == "__main__":` holds script
+# state. Constants inside either are noise in an outline.
+_NOISY_IF_CONDITION = re.compile(
+    r"^(?:\w+\.)?TYPE_CHECKING$|^__name__\s*==\s*['\"]__main__['\"]$"
+)
+_MAY_OPEN_DOCSTRING = re.compile(rb"[rRbBuUfF]{0,2}[\"']|#")
+"""A block whose first bytes are not a (prefixed) quote or a comment has no docstring."""
+_DOCSTRING_PREFIX = re.compile(r"^[rRbBuUfF]{0,2}")
+_ESCAPED_NEWLINE = re.compile(r"\\\r?\n")
+# Whitespace that only a line break put there: after an opening bracket, and before a
+# closing one together with the "magic" trailing comma of a one-per-line list.
+_BROKEN_AFTER_OPEN = re.compile(r"([(\[{])[ \t]*\r?\n\s*")
+_BROKEN_BEFORE_CLOSE = re.compile(r",?[ \t]*\r?\n\s*([)\]}])")
+
+
+def python_parser() -> Parser:
+    """A Python parser for this thread: tree-sitter `Parser` objects are not thread-safe.
+    Shared by everything that parses Python (outlines, library docs)."""
+    parser = getattr(_thread_state, "parser", None)
+    if parser is None:
+        parser = _thread_state.parser = Parser(_PY_LANGUAGE)
+    return parser
+
+def _collapse(data: bytes) -> str:
+    """Source text on one line: whitespace runs become one space, and a bracketed list
+    written one item per line loses the padding and trailing comma its layout added."""
+    text = decode_source(data)
+    if "\n" in text:
+        text = _ESCAPED_NEWLINE.sub(" ", text)
+        text = _BROKEN_BEFORE_CLOSE.sub(r"\1", _BROKEN_AFTER_OPEN.sub(r"\1", text))
+    elif "  " not in text and "\t" not in text:
+        return text.strip()
+    return " ".join(text.split())
+
+
+def _collapse_node(src: bytes, node: Node, end_byte: int | None = None) -> str:
+    """`_collapse` of a node's source (optionally cut at `end_byte`), comments removed:
+    a `# note` inside a multi-line parameter list would comment out the rest of the line."""
+    start = node.start_byte
+    end = node.end_byte if end_byte is None else end_byte
+    data = src[start:end]
+    if b"#" in data and b"\n" in data:
+        comments = [c for c in _descendants(node, end) if c.type == "comment"]
+        if comments:
+            parts, pos = [], start
+            for c in sorted(comments, key=_START_BYTE):
+                parts.append(src[pos : c.start_byte])
+                pos = c.end_byte
+            parts.append(src[pos:end])
+            data = b"".join(parts)
+    return _collapse(data)
+
+
+def _descendants(node: Node, end_byte: int) -> Iterator[Node]:
+    """All nodes under `node` that start before `end_byte` (explicit stack)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        for child in n.children:
+            if child.start_byte < end_byte:
+                yield child
+                if child.child_count:
+                    stack.append(child)
+
+
+def _first_doc_line(string_node: Node) -> str:
+    text = decode_source(string_node.text or b"")
+    text = _DOCSTRING_PREFIX.sub("", text, count=1)
+    for quote in ('"""', "'''", '"', "'"):
+        if text.startswith(quote):
+            text = text[len(quote) :]
+            if text.endswith(quote):
+                text = text[: -len(quote)]
+            break
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line
+    return ""
+
+
+def _docstring(block: Node | None, src: bytes | None = None) -> str:
+    """First line of the docstring that opens `block` (a body or the module), or "".
+
+    With `src`, bodies that cannot start with a docstring (most of them) are ruled out
+    from the source bytes, without walking nodes.
+    """
+    if block is None or not block.named_child_count:  # named_child(0) raises on none
+        return ""
+    if src is not None and not _MAY_OPEN_DOCSTRING.match(src, block.start_byte):
+        return ""
+    stmt = block.named_child(0)
+    while stmt is not None and stmt.type == "comment":
+        stmt = stmt.next_named_sibling
+    if stmt is None or stmt.type != "expression_statement" or not stmt.named_child_count:
+        return ""
+    value = stmt.named_child(0)
+    if value.type == "concatenated_string" and value.named_child_count:
+        value = value.named_child(0)
+    if value is None or value.type != "string":
+        return ""
+    return _first_doc_line(value)
+
+
+def _header_colon(node: Node, body: Node | None) -> Node | None:
+    """The ":" that ends a def/class header. Searched backwards from the body: a trailing
+    comment after the colon sits between the two (NOTES-ENV §3)."""
+    child = body.prev_sibling if body is not None else node.child(node.child_count - 1)
+    while child is not None and child.type != ":":
+        child = child.prev_sibling
+    return child
+
+
+def _symbols(
+    src: bytes, def_nodes: list[Node], decorated_nodes: list[Node], call_nodes: list[Node]
+) -> list[Symbol]:
+    """Definitions in source order with their nesting, plus the calls each body makes.
+
+    Byte ranges from one tree nest, so a stack of the open definitions gives each one its
+    parent, and the calls of a body are the sorted call positions inside it minus those
+    inside the bodies of its direct children (found by bisection, copied by slicing).
+    """
+    if not def_nodes:
+        return []
+    def_nodes = sorted(def_nodes, key=_START_BYTE)
+    # decorated_definition -> its def, by the def's start (cheaper than Node.parent, which
+    # tree-sitter finds by descending from the root)
+    wrappers: dict[int, Node] = {}
+    for wrapper in decorated_nodes:
+        definition = wrapper.child_by_field_name("definition")
+        if definition is not None:
+            wrappers[definition.start_byte] = wrapper
+    calls_sorted = sorted(call_nodes, key=_START_BYTE)
+    call_starts = list(map(_START_BYTE, calls_sorted))
+    call_texts = list(map(_TEXT_OF, calls_sorted))
+
+    rows: list[list] = []  # Symbol fields, calls filled in at the end
+    spans: list[tuple[int, int]] = []  # call-index range of each body
+    children: list[list[int]] = []
+    open_defs: list[tuple[int, int]] = []  # (end_byte, row index)
+    for node in def_nodes:
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
+            continue
+        start = node.start_byte
+        while open_defs and open_defs[-1][0] <= start:
+            open_defs.pop()
+        outer = rows[open_defs[-1][1]] if open_defs else None
+        name = decode_source(name_node.text)  # type: ignore[arg-type]
+        if node.type == "class_definition":
+            kind = "class"
+            is_async = False
+        else:
+            kind = "method" if outer is not None and outer[2] == "class" else "function"
+            is_async = src.startswith(b"async", start)
+
+        body = node.child_by_field_name("body")
+        colon = _header_colon(node, body)
+        if colon is not None:
+            signature = _collapse_node(src, node, colon.start_byte)
+        else:  # a broken header: keep its first line
+            signature = _collapse(src[start : node.end_byte].split(b"\n", 1)[0])
+        decorators: tuple[str, ...] = ()
+        start_row, _ = node.start_point
+        wrapper = wrappers.get(start)
+        if wrapper is not None:
+            decorators = tuple(
+                _collapse_node(src, d) for d in wrapper.named_children if d.type == "decorator"
+            )
+            start_row = wrapper.start_point[0]
+        end_row, end_column = node.end_point
+        if end_column == 0 and end_row > start_row:
+            end_row -= 1
+        if body is not None:
+            body_row = body.start_point[0]
+            span = (
+                bisect_left(call_starts, body.start_byte),
+                bisect_left(call_starts, body.end_byte),
+            )
+        else:
+            body_row = end_row
+            span = (0, 0)
+        index = len(rows)
+        if outer is None:
+            qualname, depth, parent = name, 0, ""
+        else:
+            qualname, depth, parent = f"{outer[0]}.{name}", outer[9] + 1, outer[0]
+            children[open_defs[-1][1]].append(index)
+        rows.append(
+            [
+                qualname,
+                name,
+                kind,
+                signature,
+                decorators,
+                _docstring(body, src),
+                start_row + 1,
+                end_row + 1,
+                body_row + 1,
+                depth,
+                parent,
+                (),
+                is_async,
+            ]
+        )
+        spans.append(span)
+        children.append([])
+        open_defs.append((node.end_byte, index))
+
+    for row, (lo, hi), kids in zip(rows, spans, children):
+        if lo == hi:
+            continue
+        names: set[bytes] = set()
+        pos = lo
+        for kid in kids:
+            kid_lo, kid_hi = spans[kid]
+            if kid_lo > pos:
+                names.update(call_texts[pos:kid_lo])
+            pos = max(pos, kid_hi)
+        names.update(call_texts[pos:hi])
+        if names:
+            row[11] = tuple(sorted([n.decode("utf-8", "replace") for n in names]))
+    return [Symbol(*row) for row in rows]
+
+
+def _dotted(node: Node | None) -> str:
+    """The imported name of a `dotted_name` or `aliased_import` ("a.b" for `a.b as c`)."""
+    if node is None:
+        return ""
+    if node.type == "aliased_import":
+        node = node.child_by_field_name("name")
+        if node is None:
+            return ""
+    return "".join(decode_source(node.text or b"").split())
+
+
+def _imports(src: bytes, node: Node) -> list[Import]:
+    line = node.start_point[0] + 1
+    text = _collapse_node(src, node)
+    names = [_dotted(n) for n in node.children_by_field_name("name")]
+    if node.type == "import_statement":
+        return [Import(line, text, name, (name,)) for name in names if name]
+    if node.type == "future_import_statement":
+        module = "__future__"
+    else:
+        module = _dotted(node.child_by_field_name("module_name"))
+        if any(c.type == "wildcard_import" for c in node.children):
+            names.append("*")
+    return [Import(line, text, module, tuple(n for n in names if n))]
+
+
+def _constant(src: bytes, stmt: Node) -> Constant | None:
+    """A module-level `NAME = ...` / `NAME: T = ...` / `type NAME = ...`, else None."""
+    if stmt.type == "type_alias_statement":
+        left = stmt.child_by_field_name("left")
+        if left is not None and left.named_child_count:
+            left = left.named_child(0)
+    else:
+        if not stmt.named_child_count:
+            return None
+        assignment = stmt.named_child(0)
+        if assignment.type != "assignment":
+            return None
+        left = assignment.child_by_field_name("left")
+    if left is None or left.type != "identifier":
+        return None
+    first_line = decode_source(src[stmt.start_byte : stmt.end_byte].split(b"\n", 1)[0]).strip()
+    return Constant(
+        stmt.start_point[0] + 1, decode_source(left.text or b""), ellipsize(first_line, CONSTANT_TEXT_MAX_CHARS)
+    )
+
+
+def _module_level(src: bytes, root: Node) -> tuple[list[Import], list[Constant]]:
+    """Imports and constants of the module, including those under module-level
+    `if`/`try`/`with` blocks; definitions' bodies are not entered."""
+    imports: list[Import] = []
+    constants: list[Constant] = []
+    seen: set[str] = set()
+    stack: list[tuple[Iterator[Node], bool]] = [(iter(root.children), False)]
+    while stack:
+        children, noisy = stack[-1]
+        node = next(children, None)
+        if node is None:
+            stack.pop()
+            continue
+        kind = node.type
+        if kind in _IMPORT_TYPES:
+            imports.extend(_imports(src, node))
+        elif kind == "expression_statement" or kind == "type_alias_statement":
+            if not noisy:
+                constant = _constant(src, node)
+                if constant is not None and constant.name not in seen:
+                    seen.add(constant.name)
+                    constants.append(constant)
+        elif kind == "if_statement" and _is_noisy_if(node):
+            # only the `if` branch is noise (`else:` is what runs for real), so each
+            # child gets its own flag; pushed in reverse to be visited in source order
+            for child in reversed(node.children):
+                stack.append((iter((child,)), noisy or child.type == "block"))
+        elif kind in _COMPOUND_TYPES:
+            stack.append((iter(node.children), noisy))
+    return imports, constants
+
+
+def _is_noisy_if(node: Node) -> bool:
+    condition = node.child_by_field_name("condition")
+    if condition is None:
+        return False
+    return _NOISY_IF_CONDITION.match(_collapse(condition.text or b"")) is not None
+
+
+def _references(
+    id_nodes: list[Node], import_nodes: list[Node], symbols: list[Symbol]
+) -> tuple[tuple[str, int], ...]:
+    """Identifier counts without definition names and import statements (the graph wants
+    uses, not declarations)."""
+    counts = Counter(map(_TEXT_OF, id_nodes))
+    counts.subtract(
+        d.text
+        for node in import_nodes
+        for d in _descendants(node, node.end_byte)
+        if d.type == "identifier"
+    )
+    counts.subtract(s.name.encode("utf-8", "replace") for s in symbols)
+    return tuple(sorted((decode_source(name), n) for name, n in counts.items() if n > 0))
+
+
+def outline_python(source: bytes) -> Outline:
+    """Outline of Python source. Never raises: what parses is outlined, and a tree with
+    ERROR/MISSING nodes sets `has_errors`."""
+    try:
+        return _outline_python(source)
+    except Exception:  # the contract is "never raise"; a bare outline is the floor
+        log.warning("outline of a %d-byte Python source failed", len(source), exc_info=True)
+        docstring = outline_text(decode_source(source)).docstring
+        return Outline("python", docstring, (), (), (), (), _line_count_bytes(source), True)
+
+
+def _outline_python(source: bytes) -> Outline:
+    root = python_parser().parse(source).root_node
+    captures = QueryCursor(_QUERY).captures(root)
+    symbols = _symbols(
+        source, captures.get("def", []), captures.get("dec", []), captures.get("call", [])
+    )
+    imports, constants = _module_level(source, root)
+    return Outline(
+        language="python",
+        docstring=_docstring(root),
+        imports=tuple(imports),
+        constants=tuple(constants),
+        symbols=tuple(symbols),
+        references=_references(captures.get("id", []), captures.get("imp", []), symbols),
+        line_count=_line_count_bytes(source),
+        has_errors=root.has_error,
+    )
+
+
+def _line_count_bytes(source: bytes) -> int:
+    return source.count(b"\n") + (0 if not source or source.endswith(b"\n") else 1)
