@@ -28,18 +28,28 @@ from ctx_lsp.index.graph import ReferenceGraph
 from ctx_lsp.index.search import SearchIndex
 
 QUERIES = [
-    "fix the queryset filter on related fields", "migration autodetector renames a model",
-    "template engine cache loader invalidation", "form field validation error messages",
-    "csrf middleware token rotation", "admin changelist pagination", "url resolver reverse with namespaces",
-    "database backend connection timezone", "model field deconstruct default", "management command output",
-    "session backend cache expiry", "serializer json datetime", "static files storage manifest",
-    "authentication backend permission check", "signals post_save dispatch", "test client follow redirects",
+    "fix the queryset filter on related fields",
+    "migration autodetector renames a model",
+    "template engine cache loader invalidation",
+    "form field validation error messages",
+    "csrf middleware token rotation",
+    "admin changelist pagination",
+    "url resolver reverse with namespaces",
+    "database backend connection timezone",
+    "model field deconstruct default",
+    "management command output",
+    "session backend cache expiry",
+    "serializer json datetime",
+    "static files storage manifest",
+    "authentication backend permission check",
+    "signals post_save dispatch",
+    "test client follow redirects",
 ]
 
 
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+    return values[min(len(values) - 1, round(q * (len(values) - 1)))]
 
 
 def main() -> int:
@@ -103,12 +113,18 @@ def main() -> int:
     print()
     print(f"| measure ({args.budget}-token bundles) | p50 ms | p95 ms |")
     print("| --- | --- | --- |")
-    print(f"| bundle, query only (n={len(timings['cold'])}) | {statistics.median(timings['cold']):.1f} | {pct(timings['cold'], .95):.1f} |")
-    print(f"| bundle, query + open file (n={len(timings['open'])}) | {statistics.median(timings['open']):.1f} | {pct(timings['open'], .95):.1f} |")
-    print(f"| didChange → next bundle shows the edit (n={len(edits)}) | {statistics.median(edits):.1f} | {pct(edits, .95):.1f} |")
-    print(f"| baseline: rebuild postings + graph per request (n={len(baseline)}) | {statistics.median(baseline):.1f} | {pct(baseline, .95):.1f} |")
-    print(f"\nspeed-up vs baseline (p50): {statistics.median(baseline) / statistics.median(allwarm):.1f}×; "
-          f"peak RSS {rss:.0f} MB")
+    rows = [
+        (f"bundle, query only (n={len(timings['cold'])})", timings["cold"]),
+        (f"bundle, query + open file (n={len(timings['open'])})", timings["open"]),
+        (f"didChange → next bundle shows the edit (n={len(edits)})", edits),
+        (f"baseline: rebuild postings + graph per request (n={len(baseline)})", baseline),
+    ]
+    for label, samples in rows:
+        print(f"| {label} | {statistics.median(samples):.1f} | {pct(samples, 0.95):.1f} |")
+    print(
+        f"\nspeed-up vs baseline (p50): {statistics.median(baseline) / statistics.median(allwarm):.1f}×; "
+        f"peak RSS {rss:.0f} MB"
+    )
     return 0
 
 

@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ctx_lsp.docs.library import LibraryDocs  # noqa: E402
-from ctx_lsp.errors import NotFound  # noqa: E402
-from ctx_lsp.tokens import counter_for  # noqa: E402
+from ctx_lsp.docs.library import LibraryDocs
+from ctx_lsp.errors import NotFound
+from ctx_lsp.tokens import counter_for
 
 CASES: dict[str, tuple[str, ...]] = {
     "pygls": ("custom requests", "workspace text document", "progress reporting", "start tcp server"),
@@ -37,7 +37,7 @@ CASES: dict[str, tuple[str, ...]] = {
 
 def percentile(samples: list[float], share: float) -> float:
     ordered = sorted(samples)
-    return ordered[max(0, min(len(ordered) - 1, int(round(share * len(ordered) + 0.5)) - 1))]
+    return ordered[max(0, min(len(ordered) - 1, round(share * len(ordered) + 0.5) - 1))]
 
 
 def timed(call) -> tuple[float, object]:
@@ -56,16 +56,21 @@ def main() -> int:
         db = Path(tmp) / "docs.db"
         docs = LibraryDocs(None, counter, environ={}, cache_db=db)
         catalog_ms, catalog = timed(docs.catalog)
-        print(f"catalog: {len(catalog)} distributions in {catalog_ms:.0f} ms (interpreter subprocess + METADATA headers)\n")
+        print(f"catalog: {len(catalog)} distributions in {catalog_ms:.0f} ms", end=" ")
+        print("(interpreter subprocess + METADATA headers)\n")
         rows = []
         for library, topics in CASES.items():
             try:
-                cold, first = timed(lambda: docs.docs(library, topics[0], args.cap))
+                cold, first = timed(lambda lib=library, t=topics[0]: docs.docs(lib, t, args.cap))
             except NotFound as err:
                 print(f"skip {library}: {err}")
                 continue
-            warm = [timed(lambda t=t: docs.docs(library, t, args.cap))[0] for t in topics[1:]]
-            hits = [timed(lambda t=t: docs.docs(library, t, args.cap))[0] for _ in range(args.repeats) for t in topics]
+            warm = [timed(lambda lib=library, t=t: docs.docs(lib, t, args.cap))[0] for t in topics[1:]]
+            hits = [
+                timed(lambda lib=library, t=t: docs.docs(lib, t, args.cap))[0]
+                for _ in range(args.repeats)
+                for t in topics
+            ]
             sections = len(docs.sections(library))
             rows.append([library, first.version, sections, cold, warm, hits, first.tokens])  # type: ignore[attr-defined]
         docs.close()
@@ -73,15 +78,19 @@ def main() -> int:
         fresh.catalog()
         for row in rows:
             library = row[0]
-            row.append([timed(lambda t=t: fresh.docs(library, t, args.cap))[0] for t in CASES[library]])
+            row.append([timed(lambda lib=library, t=t: fresh.docs(lib, t, args.cap))[0] for t in CASES[library]])
         fresh.close()
-    header = f"{'library':<12} {'version':<10} {'sections':>8} {'cold miss':>10} {'warm miss p50':>14} {'hit p50':>8} {'hit p95':>8} {'db hit p50':>10} {'tokens':>7}"
+    header = (
+        f"{'library':<12} {'version':<10} {'sections':>8} {'cold miss':>10} {'warm miss p50':>14} "
+        f"{'hit p50':>8} {'hit p95':>8} {'db hit p50':>10} {'tokens':>7}"
+    )
     print(header)
     print("-" * len(header))
     for library, version, sections, cold, warm, hits, tokens, db_hits in rows:
         print(
             f"{library:<12} {version:<10} {sections:>8} {cold:>8.1f}ms {percentile(warm, 0.5):>12.1f}ms "
-            f"{percentile(hits, 0.5):>6.3f}ms {percentile(hits, 0.95):>6.3f}ms {percentile(db_hits, 0.5):>8.2f}ms {tokens:>7}"
+            f"{percentile(hits, 0.5):>6.3f}ms {percentile(hits, 0.95):>6.3f}ms "
+            f"{percentile(db_hits, 0.5):>8.2f}ms {tokens:>7}"
         )
     stats = docs.stats()
     print(

@@ -31,7 +31,9 @@ def run_index(directory: Path, *extra: str) -> tuple[float, float, str]:
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "ctx_lsp", "index", str(directory), "--quiet", *extra],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     wall = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
@@ -90,7 +92,7 @@ def main() -> int:
 
     cold, warm, edit = statistics.median(colds), statistics.median(warms), statistics.median(edits)
     print()
-    print("| measure | median of %d | files/s | vs baseline parse |" % args.runs)
+    print(f"| measure | median of {args.runs} | files/s | vs baseline parse |")
     print("| --- | --- | --- | --- |")
     print(f"| cold index (process start → done) | {cold:.2f} s | {n_py / cold:.0f} (.py) | {cold / base_s:.2f}× |")
     print(f"| warm re-run from cache | {warm:.2f} s | — | {warm / base_s:.2f}× |")

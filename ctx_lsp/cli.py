@@ -12,8 +12,9 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence, TextIO
+from typing import Any, TextIO
 
 from ctx_lsp import __version__
 from ctx_lsp.errors import CtxError, InvalidParam
@@ -56,22 +57,44 @@ def _parser() -> argparse.ArgumentParser:
     bundle.add_argument("--budget", type=int, help="token budget for the whole bundle")
     bundle.add_argument("--model", help="budget from this model's context window (instead of --budget)")
     bundle.add_argument("--utilization", help="share of the model's window to fill: low, medium or full (default)")
-    bundle.add_argument("--profile", help="context window type: balanced, knowledge-heavy, conversation-first, "
-                        "token-efficient, or one from config")
+    bundle.add_argument(
+        "--profile",
+        help="context window type: balanced, knowledge-heavy, conversation-first, token-efficient, or one from config",
+    )
     bundle.add_argument("--tier", type=int, choices=[1, 2, 3], help="override the agent's tier")
-    bundle.add_argument("--open", action="append", default=[], metavar="PATH",
-                        help="a working file (repeatable); relative paths are relative to the workspace")
+    bundle.add_argument(
+        "--open",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a working file (repeatable); relative paths are relative to the workspace",
+    )
     bundle.add_argument("--focus", metavar="PATH:LINE", help="file and 1-based line under the cursor")
     bundle.add_argument("--format", choices=["markdown", "xml", "json"], default="markdown")
-    bundle.add_argument("--messages", type=Path, metavar="FILE",
-                        help="a JSON file with the conversation (OpenAI-style messages) to window into the bundle")
+    bundle.add_argument(
+        "--messages",
+        type=Path,
+        metavar="FILE",
+        help="a JSON file with the conversation (OpenAI-style messages) to window into the bundle",
+    )
     bundle.add_argument("--summary", help="rolling summary of earlier conversation, prepended as a preamble")
-    bundle.add_argument("--artifact", action="append", default=[], metavar="KEY=FILE",
-                        help="a prior workflow output, e.g. spec=docs/spec.md (repeatable)")
-    bundle.add_argument("--docs", action="append", default=[], metavar="LIBRARY:TOPIC",
-                        help="library docs to include, e.g. 'pygls:custom requests' (repeatable)")
-    bundle.add_argument("--explain", action="store_true",
-                        help="after the bundle, print on stderr why each candidate went in or out")
+    bundle.add_argument(
+        "--artifact",
+        action="append",
+        default=[],
+        metavar="KEY=FILE",
+        help="a prior workflow output, e.g. spec=docs/spec.md (repeatable)",
+    )
+    bundle.add_argument(
+        "--docs",
+        action="append",
+        default=[],
+        metavar="LIBRARY:TOPIC",
+        help="library docs to include, e.g. 'pygls:custom requests' (repeatable)",
+    )
+    bundle.add_argument(
+        "--explain", action="store_true", help="after the bundle, print on stderr why each candidate went in or out"
+    )
     docs = sub.add_parser("docs", help="library docs on a topic (offline, Context7-style)")
     docs.add_argument("library")
     docs.add_argument("--topic", help="what you need from the library (required unless allowed in config)")
@@ -237,8 +260,10 @@ def _status(args: argparse.Namespace) -> int:
         print(f"  too large     : {', '.join(report.too_large[:10])}")
     for problem in report.problems[:10]:
         print(f"  problem       : {problem}")
-    print(f"  last index    : {report.last_index['seconds']}s "
-          f"({report.last_index['parsed']} parsed, {report.last_index['reused']} from cache)")
+    print(
+        f"  last index    : {report.last_index['seconds']}s "
+        f"({report.last_index['parsed']} parsed, {report.last_index['reused']} from cache)"
+    )
     print(f"  cache         : {', '.join(report.cache['locations']) or 'off'}")
     for warning in [*report.cache["warnings"], *report.config["warnings"]]:
         print(f"  warning       : {warning}")
@@ -261,8 +286,11 @@ def _outline(args: argparse.Namespace) -> int:
     result = engine.outline(str(file), args.tier)
     engine.close()
     print(result.content, end="" if result.content.endswith("\n") else "\n")
-    print(f"-- {result.path}: tier {result.tier}, {result.tokens} tokens"
-          + (" (cut to the tier cap)" if result.truncated else ""), file=sys.stderr)
+    print(
+        f"-- {result.path}: tier {result.tier}, {result.tokens} tokens"
+        + (" (cut to the tier cap)" if result.truncated else ""),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -280,8 +308,13 @@ def _bundle(args: argparse.Namespace) -> int:
 
     workspace = args.workspace.resolve()
     params: dict[str, Any] = {
-        "query": args.query, "agent": args.agent, "budget": args.budget, "model": args.model,
-        "utilization": args.utilization, "profile": args.profile, "tier": args.tier,
+        "query": args.query,
+        "agent": args.agent,
+        "budget": args.budget,
+        "model": args.model,
+        "utilization": args.utilization,
+        "profile": args.profile,
+        "tier": args.tier,
         "open": [_resolve_cli_path(workspace, p) for p in args.open],
         "format": "markdown" if args.format == "json" else args.format,
         "summary": args.summary,
@@ -307,8 +340,11 @@ def _bundle(args: argparse.Namespace) -> int:
         print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
     else:
         sys.stdout.write(result.text)
-        print(f"-- {len(result.sections)} sections, {result.total_tokens}/{result.budget} tokens "
-              f"({result.snapshot.tokenizer})", file=sys.stderr)
+        print(
+            f"-- {len(result.sections)} sections, {result.total_tokens}/{result.budget} tokens "
+            f"({result.snapshot.tokenizer})",
+            file=sys.stderr,
+        )
         for warning in result.snapshot.warnings:
             print(f"warning: {warning}", file=sys.stderr)
     if explanation is not None:
@@ -322,8 +358,9 @@ def _read_json(path: Path, field: str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise InvalidParam(field, f"cannot read JSON from {path}: {err}",
-                           "pass a file holding a JSON list of messages") from err
+        raise InvalidParam(
+            field, f"cannot read JSON from {path}: {err}", "pass a file holding a JSON list of messages"
+        ) from err
 
 
 def _artifact(raw: str) -> dict[str, str]:
@@ -346,16 +383,20 @@ def _docs(args: argparse.Namespace) -> int:
     from ctx_lsp.params import parse_docs
     from ctx_lsp.wire import to_wire
 
-    request = parse_docs({"library": args.library, "topic": args.topic, "agent": args.agent,
-                          "max_tokens": args.max_tokens})
+    request = parse_docs(
+        {"library": args.library, "topic": args.topic, "agent": args.agent, "max_tokens": args.max_tokens}
+    )
     engine = Engine([args.workspace.resolve()], {"index": {"watch": False}})
     result = engine.docs(request.library, request.topic, request.agent, request.max_tokens)
     if args.format == "json":
         print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
     else:
         print(result.content)
-        print(f"-- {result.library} {result.version}: {result.tokens}/{result.cap} tokens, cache {result.cache}, "
-              f"{result.elapsed_ms:.1f} ms" + (" (truncated)" if result.truncated else ""), file=sys.stderr)
+        print(
+            f"-- {result.library} {result.version}: {result.tokens}/{result.cap} tokens, cache {result.cache}, "
+            f"{result.elapsed_ms:.1f} ms" + (" (truncated)" if result.truncated else ""),
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -373,8 +414,13 @@ def _window(args: argparse.Namespace) -> int:
     from ctx_lsp.params import parse_window
     from ctx_lsp.wire import to_wire
 
-    params = {"messages": _read_json(args.messages, "messages"), "budget": args.budget, "model": args.model,
-              "utilization": args.utilization, "summary": args.summary}
+    params = {
+        "messages": _read_json(args.messages, "messages"),
+        "budget": args.budget,
+        "model": args.model,
+        "utilization": args.utilization,
+        "summary": args.summary,
+    }
     request = parse_window({k: v for k, v in params.items() if v is not None})
     engine = Engine([Path(".").resolve()], {"index": {"watch": False}})
     print(json.dumps(to_wire(engine.window(request)), indent=2, ensure_ascii=False))

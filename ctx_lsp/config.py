@@ -17,9 +17,10 @@ import re
 import sys
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ctx_lsp.errors import ConfigError
 from ctx_lsp.vocabulary import AdjustmentRule, ContributorName
@@ -126,7 +127,12 @@ def _policy_table(rows: dict[str, tuple[float, float, float, int]]) -> dict[str,
 
 
 LEAST_VALUABLE_FIRST = [
-    "codebase_map", "project_docs", "library_docs", "artifacts", "conversation_history", "retrieval",
+    "codebase_map",
+    "project_docs",
+    "library_docs",
+    "artifacts",
+    "conversation_history",
+    "retrieval",
     "working_files",
 ]
 
@@ -134,42 +140,50 @@ LEAST_VALUABLE_FIRST = [
 def _window_types() -> dict[str, WindowTypeConfig]:
     """The four default policies. Targets sum to 1; inactive or empty shares are redistributed."""
     #                         target  min   max  priority
-    balanced = _policy_table({
-        "working_files":        (0.28, 0.10, 0.45, 1),
-        "retrieval":            (0.30, 0.05, 0.70, 2),
-        "codebase_map":         (0.17, 0.00, 0.85, 5),
-        "project_docs":         (0.05, 0.00, 0.10, 4),
-        "conversation_history": (0.12, 0.00, 0.40, 3),
-        "artifacts":            (0.04, 0.00, 0.25, 6),
-        "library_docs":         (0.04, 0.00, 0.30, 7),
-    })
-    knowledge = _policy_table({
-        "working_files":        (0.22, 0.05, 0.50, 2),
-        "retrieval":            (0.28, 0.10, 0.50, 1),
-        "codebase_map":         (0.12, 0.00, 0.30, 5),
-        "project_docs":         (0.10, 0.00, 0.20, 3),
-        "conversation_history": (0.06, 0.00, 0.25, 6),
-        "artifacts":            (0.07, 0.00, 0.25, 7),
-        "library_docs":         (0.15, 0.00, 0.40, 4),
-    })
-    conversation = _policy_table({
-        "working_files":        (0.22, 0.05, 0.45, 2),
-        "retrieval":            (0.15, 0.00, 0.35, 3),
-        "codebase_map":         (0.06, 0.00, 0.20, 6),
-        "project_docs":         (0.05, 0.00, 0.15, 5),
-        "conversation_history": (0.42, 0.15, 0.70, 1),
-        "artifacts":            (0.05, 0.00, 0.20, 4),
-        "library_docs":         (0.05, 0.00, 0.20, 7),
-    })
-    efficient = _policy_table({
-        "working_files":        (0.38, 0.10, 0.60, 1),
-        "retrieval":            (0.30, 0.05, 0.50, 2),
-        "codebase_map":         (0.12, 0.00, 0.25, 4),
-        "project_docs":         (0.05, 0.00, 0.10, 5),
-        "conversation_history": (0.10, 0.00, 0.30, 3),
-        "artifacts":            (0.03, 0.00, 0.15, 6),
-        "library_docs":         (0.02, 0.00, 0.15, 7),
-    })
+    balanced = _policy_table(
+        {
+            "working_files": (0.28, 0.10, 0.45, 1),
+            "retrieval": (0.30, 0.05, 0.70, 2),
+            "codebase_map": (0.17, 0.00, 0.85, 5),
+            "project_docs": (0.05, 0.00, 0.10, 4),
+            "conversation_history": (0.12, 0.00, 0.40, 3),
+            "artifacts": (0.04, 0.00, 0.25, 6),
+            "library_docs": (0.04, 0.00, 0.30, 7),
+        }
+    )
+    knowledge = _policy_table(
+        {
+            "working_files": (0.22, 0.05, 0.50, 2),
+            "retrieval": (0.28, 0.10, 0.50, 1),
+            "codebase_map": (0.12, 0.00, 0.30, 5),
+            "project_docs": (0.10, 0.00, 0.20, 3),
+            "conversation_history": (0.06, 0.00, 0.25, 6),
+            "artifacts": (0.07, 0.00, 0.25, 7),
+            "library_docs": (0.15, 0.00, 0.40, 4),
+        }
+    )
+    conversation = _policy_table(
+        {
+            "working_files": (0.22, 0.05, 0.45, 2),
+            "retrieval": (0.15, 0.00, 0.35, 3),
+            "codebase_map": (0.06, 0.00, 0.20, 6),
+            "project_docs": (0.05, 0.00, 0.15, 5),
+            "conversation_history": (0.42, 0.15, 0.70, 1),
+            "artifacts": (0.05, 0.00, 0.20, 4),
+            "library_docs": (0.05, 0.00, 0.20, 7),
+        }
+    )
+    efficient = _policy_table(
+        {
+            "working_files": (0.38, 0.10, 0.60, 1),
+            "retrieval": (0.30, 0.05, 0.50, 2),
+            "codebase_map": (0.12, 0.00, 0.25, 4),
+            "project_docs": (0.05, 0.00, 0.10, 5),
+            "conversation_history": (0.10, 0.00, 0.30, 3),
+            "artifacts": (0.03, 0.00, 0.15, 6),
+            "library_docs": (0.02, 0.00, 0.15, 7),
+        }
+    )
     return {
         "balanced": WindowTypeConfig(balanced, list(LEAST_VALUABLE_FIRST), 0.10, 3),
         "knowledge-heavy": WindowTypeConfig(knowledge, list(LEAST_VALUABLE_FIRST), 0.10, 3),
@@ -316,7 +330,7 @@ def _merge_dict(target: dict[str, Any], data: Any, tp: Any, prefix: str, templat
     warnings: list[str] = []
     for name, value in data.items():
         path = f"{prefix}{name}"
-        if dataclasses.is_dataclass(value_tp):
+        if isinstance(value_tp, type) and dataclasses.is_dataclass(value_tp):
             if name not in target:
                 base = target.get(template) if template else None
                 target[name] = copy.deepcopy(base) if base is not None else value_tp()
@@ -358,19 +372,24 @@ def validate(config: Config) -> None:
                 raise ConfigError(key, "needs 0 <= min_pct <= target_pct <= max_pct <= 1")
         for cname in wtype.condensation_order:
             if cname not in CONTRIBUTORS:
-                raise ConfigError(f"context_window_types.{wname}.condensation_order",
-                                  f"unknown contributor {cname!r}; use any of {', '.join(CONTRIBUTORS)}")
+                raise ConfigError(
+                    f"context_window_types.{wname}.condensation_order",
+                    f"unknown contributor {cname!r}; use any of {', '.join(CONTRIBUTORS)}",
+                )
         if not 0 <= wtype.output_reserve_pct < 1:
             raise ConfigError(f"context_window_types.{wname}.output_reserve_pct", "must be in [0, 1)")
         if wtype.max_tier not in (1, 2, 3):
             raise ConfigError(f"context_window_types.{wname}.max_tier", "must be 1, 2 or 3")
         for rule in wtype.adjustments:
             if rule not in ADJUSTMENT_RULES:
-                raise ConfigError(f"context_window_types.{wname}.adjustments",
-                                  f"unknown rule {rule!r}; use any of {', '.join(ADJUSTMENT_RULES)}")
+                raise ConfigError(
+                    f"context_window_types.{wname}.adjustments",
+                    f"unknown rule {rule!r}; use any of {', '.join(ADJUSTMENT_RULES)}",
+                )
     if config.default_context_window_type not in config.context_window_types:
-        raise ConfigError("default_context_window_type",
-                          f"unknown type; use one of {', '.join(config.context_window_types)}")
+        raise ConfigError(
+            "default_context_window_type", f"unknown type; use one of {', '.join(config.context_window_types)}"
+        )
     for model, limit in config.model_limits.items():
         if limit <= 0:
             raise ConfigError(f"model_limits.{model}", "must be a positive token count")

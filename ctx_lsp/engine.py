@@ -11,9 +11,10 @@ import gc
 import logging
 import threading
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ctx_lsp import __version__
 from ctx_lsp.assembly import pipeline
@@ -45,6 +46,7 @@ __all__ = ["BundleRequest", "Engine", "Focus", "OutlineResult", "StatusReport", 
 """The requests are re-exported: callers of the engine's Python API build them."""
 
 log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True, slots=True)
 class SymbolInfo:
@@ -213,8 +215,13 @@ class Engine:
 
     def bundle_sources(self) -> pipeline.Sources:
         return pipeline.Sources(
-            workspace=self.workspace, search=self.search_index, graph=self.graph, renders=self.renders,
-            counter=self.counter, config=self.loaded.config, library_docs=lambda: self.library_docs,
+            workspace=self.workspace,
+            search=self.search_index,
+            graph=self.graph,
+            renders=self.renders,
+            counter=self.counter,
+            config=self.loaded.config,
+            library_docs=lambda: self.library_docs,
             absolute=self._abs,
         )
 
@@ -233,13 +240,19 @@ class Engine:
                     except OSError:
                         cache_db = None
                 self._library_docs = LibraryDocs(
-                    root, self.counter, interpreter=config.python.interpreter or None,
-                    docs_folders=config.docs.folders, require_topic=config.docs.require_topic,
-                    allow_full_library=config.docs.allow_full_library, cache_db=cache_db,
+                    root,
+                    self.counter,
+                    interpreter=config.python.interpreter or None,
+                    docs_folders=config.docs.folders,
+                    require_topic=config.docs.require_topic,
+                    allow_full_library=config.docs.allow_full_library,
+                    cache_db=cache_db,
                 )
             return self._library_docs
 
-    def docs(self, library: str, topic: str | None, agent: str = "default", max_tokens: int | None = None) -> DocsResult:
+    def docs(
+        self, library: str, topic: str | None, agent: str = "default", max_tokens: int | None = None
+    ) -> DocsResult:
         """ctx/docs: a library's docs on a topic, capped at the agent's docs cap."""
         return self.library_docs.docs(library, topic, self.loaded.config.agent(agent).docs_cap, max_tokens)
 
@@ -257,9 +270,14 @@ class Engine:
         """ctx/window: the conversation alone, windowed at turn boundaries."""
         config = self.loaded.config
         wt = config.context_window_types[config.default_context_window_type]
-        plan = plan_budget(budget=request.budget, model=request.model, utilization=request.utilization,
-                           agent_budget=config.agent("default").budget, output_reserve_pct=wt.output_reserve_pct,
-                           model_overrides=config.model_limits)
+        plan = plan_budget(
+            budget=request.budget,
+            model=request.model,
+            utilization=request.utilization,
+            agent_budget=config.agent("default").budget,
+            output_reserve_pct=wt.output_reserve_pct,
+            model_overrides=config.model_limits,
+        )
         return window_messages(list(request.messages), plan.total, self.counter, summary=request.summary)
 
     def explain(self) -> Explanation:
@@ -310,4 +328,3 @@ class Engine:
             },
             last_snapshot=self.last_snapshot,
         )
-

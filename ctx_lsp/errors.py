@@ -30,9 +30,7 @@ class OutsideWorkspace(CtxError):
     """A URI or path outside every workspace folder: refused, never read."""
 
     def __init__(self, target: str) -> None:
-        super().__init__(
-            f"{target} is outside the workspace folders; ctx-lsp only reads files inside them"
-        )
+        super().__init__(f"{target} is outside the workspace folders; ctx-lsp only reads files inside them")
         self.target = target
 
 

@@ -14,9 +14,10 @@ with the same `InvalidParam`.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
-from typing import Any, Mapping, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
@@ -43,8 +44,22 @@ LSP_PROTOCOL_KEYS = frozenset({"workDoneToken", "partialResultToken"})
 """Standard LSP progress tokens a client may add to any request."""
 
 BUNDLE_KEYS = frozenset(
-    {"query", "agent", "budget", "model", "utilization", "profile", "focus", "open", "tier",
-     "messages", "summary", "artifacts", "docs", "format"}
+    {
+        "query",
+        "agent",
+        "budget",
+        "model",
+        "utilization",
+        "profile",
+        "focus",
+        "open",
+        "tier",
+        "messages",
+        "summary",
+        "artifacts",
+        "docs",
+        "format",
+    }
 )
 WINDOW_KEYS = frozenset({"messages", "budget", "model", "utilization", "summary"})
 
@@ -61,8 +76,9 @@ def parse_bundle(params: Any) -> BundleRequest:
     if open_value is None:
         open_value = []
     if not isinstance(open_value, list):
-        raise InvalidParam("open", f"expected a list of file URIs, got {json_type(open_value)}",
-                           "pass open: ['file:///ws/a.py', ...]")
+        raise InvalidParam(
+            "open", f"expected a list of file URIs, got {json_type(open_value)}", "pass open: ['file:///ws/a.py', ...]"
+        )
     agent = get_str(p, "agent", default="default") or "default"
     if not agent.strip():
         raise InvalidParam("agent", "is empty", "pass an agent name such as 'implementer', or omit it")
@@ -158,11 +174,15 @@ def parse_budget_fields(p: Mapping[str, Any]) -> tuple[int | None, str | None, U
         raise InvalidParam("model", "is empty", "pass a model name such as 'gpt-4o', or omit it")
     utilization = get_choice(p, "utilization", Utilization, None, "use 'low', 'medium' or 'full' (with a model)")
     if budget is not None and model is not None:
-        raise InvalidParam("model", "cannot be combined with budget",
-                           "pass either budget (tokens) or model (optionally with utilization)")
+        raise InvalidParam(
+            "model",
+            "cannot be combined with budget",
+            "pass either budget (tokens) or model (optionally with utilization)",
+        )
     if utilization is not None and budget is not None:
-        raise InvalidParam("utilization", "cannot be combined with budget",
-                           "pass either budget (tokens) or model with utilization")
+        raise InvalidParam(
+            "utilization", "cannot be combined with budget", "pass either budget (tokens) or model with utilization"
+        )
     if utilization is not None and model is None:
         raise InvalidParam("utilization", "needs a model", "pass model (e.g. 'gpt-4o') with utilization, or a budget")
     return budget, model, utilization
@@ -170,16 +190,18 @@ def parse_budget_fields(p: Mapping[str, Any]) -> tuple[int | None, str | None, U
 
 def parse_focus(value: Any) -> Focus:
     if not isinstance(value, Mapping):
-        raise InvalidParam("focus", f"expected an object, got {json_type(value)}",
-                           "pass {uri, position: {line, character}}")
+        raise InvalidParam(
+            "focus", f"expected an object, got {json_type(value)}", "pass {uri, position: {line, character}}"
+        )
     check_keys(value, frozenset({"uri", "position"}), "focus.")
     if "uri" not in value:
         raise InvalidParam("focus.uri", "is required", "pass the URI of the file under the cursor")
     path = uri_to_path(value["uri"], "focus.uri")
     position = value.get("position") or {}
     if not isinstance(position, Mapping):
-        raise InvalidParam("focus.position", f"expected an object, got {json_type(position)}",
-                           "pass {line, character}, both 0-based")
+        raise InvalidParam(
+            "focus.position", f"expected an object, got {json_type(position)}", "pass {line, character}, both 0-based"
+        )
     check_keys(position, frozenset({"line", "character"}), "focus.position.")
     line = get_int(position, "line", lo=0, hi=10_000_000, default=0, example=42, prefix="focus.position.")
     char = get_int(position, "character", lo=0, hi=1_000_000, default=0, example=0, prefix="focus.position.")
@@ -190,8 +212,11 @@ def parse_docs_list(value: Any) -> tuple[DocsRequest, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise InvalidParam("docs", f"expected a list, got {json_type(value)}",
-                           "pass docs: [{library: 'pygls', topic: 'custom requests'}]")
+        raise InvalidParam(
+            "docs",
+            f"expected a list, got {json_type(value)}",
+            "pass docs: [{library: 'pygls', topic: 'custom requests'}]",
+        )
     out = []
     for i, item in enumerate(value):
         if not isinstance(item, Mapping):
@@ -208,14 +233,20 @@ def uri_to_path(uri: Any, field: str) -> Path:
     """A `file://` URI (or, for CLI convenience, an absolute path) → a local path. Whether
     it is inside the workspace is the workspace's decision, made when it is read."""
     if not isinstance(uri, str) or not uri:
-        raise InvalidParam(field, f"expected a file URI string, got {json_type(uri)}",
-                           "pass a URI like 'file:///path/to/workspace/module.py'")
+        raise InvalidParam(
+            field,
+            f"expected a file URI string, got {json_type(uri)}",
+            "pass a URI like 'file:///path/to/workspace/module.py'",
+        )
     if uri.startswith("/"):
         return Path(uri)
     parsed = urlparse(uri)
     if parsed.scheme != "file":
-        raise InvalidParam(field, f"unsupported URI scheme {parsed.scheme or '(none)'!r}",
-                           "pass a 'file://' URI of a file inside a workspace folder")
+        raise InvalidParam(
+            field,
+            f"unsupported URI scheme {parsed.scheme or '(none)'!r}",
+            "pass a 'file://' URI of a file inside a workspace folder",
+        )
     if parsed.netloc not in ("", "localhost"):
         raise InvalidParam(field, f"remote file URI host {parsed.netloc!r}", "pass a local 'file:///' URI")
     return Path(url2pathname(unquote(parsed.path)))
@@ -228,8 +259,11 @@ def require_object(params: Any, method: str) -> Mapping[str, Any]:
     if params is None:
         return {}
     if not isinstance(params, Mapping):
-        raise InvalidParam("params", f"expected a JSON object, got {json_type(params)}",
-                           f"send {method} params as an object with named fields")
+        raise InvalidParam(
+            "params",
+            f"expected a JSON object, got {json_type(params)}",
+            f"send {method} params as an object with named fields",
+        )
     return params
 
 
@@ -242,8 +276,9 @@ def check_keys(params: Mapping[str, Any], allowed: frozenset[str], prefix: str =
         raise InvalidParam(f"{prefix}{key}", "unknown parameter", fix)
 
 
-def get_str(params: Mapping[str, Any], key: str, *, default: str | None = None, required: bool = False,
-            prefix: str = "") -> str | None:
+def get_str(
+    params: Mapping[str, Any], key: str, *, default: str | None = None, required: bool = False, prefix: str = ""
+) -> str | None:
     value = params.get(key)
     if value is None:
         if required:
@@ -254,8 +289,16 @@ def get_str(params: Mapping[str, Any], key: str, *, default: str | None = None, 
     return value
 
 
-def get_int(params: Mapping[str, Any], key: str, *, lo: int, hi: int, default: int | None = None,
-            example: int | None = None, prefix: str = "") -> int | None:
+def get_int(
+    params: Mapping[str, Any],
+    key: str,
+    *,
+    lo: int,
+    hi: int,
+    default: int | None = None,
+    example: int | None = None,
+    prefix: str = "",
+) -> int | None:
     value = params.get(key)
     if value is None:
         return default
@@ -264,11 +307,15 @@ def get_int(params: Mapping[str, Any], key: str, *, lo: int, hi: int, default: i
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise InvalidParam(f"{prefix}{key}", f"expected an integer, got {json_type(value)} {value!r}",
-                               f"pass a whole number between {lo} and {hi}, e.g. {eg}")
+            raise InvalidParam(
+                f"{prefix}{key}",
+                f"expected an integer, got {json_type(value)} {value!r}",
+                f"pass a whole number between {lo} and {hi}, e.g. {eg}",
+            )
     if not lo <= value <= hi:
-        raise InvalidParam(f"{prefix}{key}", f"{value} is out of range",
-                           f"pass a whole number between {lo} and {hi}, e.g. {eg}")
+        raise InvalidParam(
+            f"{prefix}{key}", f"{value} is out of range", f"pass a whole number between {lo} and {hi}, e.g. {eg}"
+        )
     return value
 
 

@@ -80,7 +80,8 @@ _SPECS: dict[str, _EncodingSpec] = {
         file="cl100k_base.tiktoken.gz",
         sha256="223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
         pat_str=(
-            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+            r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+            r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
         ),
         special_tokens={
             "<|endoftext|>": 100257,
@@ -165,8 +166,7 @@ def _tiktoken_available() -> bool:
         import tiktoken  # noqa: F401
     except ImportError:
         log.warning(
-            "tiktoken is not importable; token counts use the %s fallback "
-            "(about a third too high for typical code)",
+            "tiktoken is not importable; token counts use the %s fallback (about a third too high for typical code)",
             HEURISTIC,
         )
         return False
@@ -385,9 +385,7 @@ def cut_to_tokens(
     return _cut_lines(lines, line_tokens, total, max_tokens, counter, frozenset(breaks), marker)
 
 
-def _count_lines_until(
-    text: str, counter: TokenCounter, limit: float
-) -> tuple[list[str], list[int]]:
+def _count_lines_until(text: str, counter: TokenCounter, limit: float) -> tuple[list[str], list[int]]:
     """The first lines of `text` and their estimated counts, stopping once the estimates
     pass `limit`.
 

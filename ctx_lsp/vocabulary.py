@@ -12,9 +12,10 @@ DESIGN's protocol: pygls would serialise attrs classes with camelCase keys (STYL
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum, IntEnum
-from typing import Any, Callable
+from typing import Any
 
 
 class Tier(IntEnum):

@@ -32,8 +32,22 @@ def test_outline_tiers(sample_workspace: Path, capsys) -> None:
 
 def test_bundle_json_and_explain(sample_workspace: Path, capsys) -> None:
     """Ensure that `bundle --format json` prints the ctx/bundle result and --explain the reasons."""
-    code = main(["bundle", "--workspace", str(sample_workspace), "--query", "assemble bundle", "--budget", "900",
-                 "--open", "pkg/tokens.py", "--format", "json", "--explain"])
+    code = main(
+        [
+            "bundle",
+            "--workspace",
+            str(sample_workspace),
+            "--query",
+            "assemble bundle",
+            "--budget",
+            "900",
+            "--open",
+            "pkg/tokens.py",
+            "--format",
+            "json",
+            "--explain",
+        ]
+    )
     assert code == 0
     out, err = capsys.readouterr()
     result = json.loads(out)

@@ -72,8 +72,13 @@ def test_default_window_types_target_the_whole_budget(name: str) -> None:
 
 def test_loads_do_not_share_state(tmp_path: Path) -> None:
     """Ensure that one load's overrides never leak into the next load's defaults."""
-    load(None, {"agents": {"default": {"budget": 111}, "scribe": {"tier": 3}},
-                "contextWindowTypes": {"balanced": {"contributors": {"retrieval": {"targetPct": 0.05}}}}})
+    load(
+        None,
+        {
+            "agents": {"default": {"budget": 111}, "scribe": {"tier": 3}},
+            "contextWindowTypes": {"balanced": {"contributors": {"retrieval": {"targetPct": 0.05}}}},
+        },
+    )
     fresh = load(None).config
     assert fresh.agents["default"].budget == 4000 and "scribe" not in fresh.agents
     assert fresh.context_window_types["balanced"].contributors["retrieval"].target_pct == 0.30
@@ -85,11 +90,16 @@ def test_loads_do_not_share_state(tmp_path: Path) -> None:
 def test_later_sources_win_in_designs_order(tmp_path: Path) -> None:
     """Ensure that defaults < pyproject.toml [tool.ctx-lsp] < ctx-lsp.toml < overrides, key by
     key: each source wins only the keys it sets, and the sources are listed in order."""
-    root = workspace(tmp_path, {
-        "pyproject.toml": pyproject("artifacts_budget = 1000\ndefault_context_window_type = \"knowledge-heavy\"\n"
-                                    "[tool.ctx-lsp.index]\nmax_file_bytes = 1000\nworkers = 1\n"),
-        "ctx-lsp.toml": "artifacts_budget = 2000\n[index]\nmax_file_bytes = 2000\n",
-    })
+    root = workspace(
+        tmp_path,
+        {
+            "pyproject.toml": pyproject(
+                'artifacts_budget = 1000\ndefault_context_window_type = "knowledge-heavy"\n'
+                "[tool.ctx-lsp.index]\nmax_file_bytes = 1000\nworkers = 1\n"
+            ),
+            "ctx-lsp.toml": "artifacts_budget = 2000\n[index]\nmax_file_bytes = 2000\n",
+        },
+    )
     loaded = load(root, {"index": {"max_file_bytes": 3000}})
     config = loaded.config
     assert config.index.max_file_bytes == 3000  # all three set it: the client wins
@@ -103,8 +113,9 @@ def test_later_sources_win_in_designs_order(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["ctx-lsp.toml", ".ctx-lsp.toml"])
 def test_either_config_file_name_is_read_and_beats_pyproject(tmp_path: Path, name: str) -> None:
     """Ensure that ctx-lsp.toml and .ctx-lsp.toml are both read, over pyproject's table."""
-    root = workspace(tmp_path, {"pyproject.toml": pyproject("artifacts_budget = 1000"),
-                                name: "artifacts_budget = 2500\n"})
+    root = workspace(
+        tmp_path, {"pyproject.toml": pyproject("artifacts_budget = 1000"), name: "artifacts_budget = 2500\n"}
+    )
     loaded = load(root)
     assert loaded.config.artifacts_budget == 2500
     assert loaded.sources[-1] == name
@@ -141,13 +152,22 @@ def test_overrides_apply_after_a_reload(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "overrides",
     [
-        {"index": {"maxFileBytes": 5000, "respectGitignore": False}, "artifactsBudget": 700,
-         "defaultContextWindowType": "token-efficient", "docs": {"requireTopic": False, "allowFullLibrary": ["attrs"]},
-         "agents": {"planner": {"docsCap": 900}}, "modelLimits": {"gpt-4o": 64000}},
-        {"index": {"max-file-bytes": 5000, "respect-gitignore": False}, "artifacts-budget": 700,
-         "default-context-window-type": "token-efficient", "docs": {"require-topic": False,
-                                                                    "allow-full-library": ["attrs"]},
-         "agents": {"planner": {"docs-cap": 900}}, "model-limits": {"gpt-4o": 64000}},
+        {
+            "index": {"maxFileBytes": 5000, "respectGitignore": False},
+            "artifactsBudget": 700,
+            "defaultContextWindowType": "token-efficient",
+            "docs": {"requireTopic": False, "allowFullLibrary": ["attrs"]},
+            "agents": {"planner": {"docsCap": 900}},
+            "modelLimits": {"gpt-4o": 64000},
+        },
+        {
+            "index": {"max-file-bytes": 5000, "respect-gitignore": False},
+            "artifacts-budget": 700,
+            "default-context-window-type": "token-efficient",
+            "docs": {"require-topic": False, "allow-full-library": ["attrs"]},
+            "agents": {"planner": {"docs-cap": 900}},
+            "model-limits": {"gpt-4o": 64000},
+        },
     ],
     ids=["camelCase", "kebab-case"],
 )
@@ -165,10 +185,19 @@ def test_editor_spellings_of_keys_are_accepted(overrides) -> None:
 
 def test_camel_case_window_type_policy(tmp_path: Path) -> None:
     """Ensure that a window type's policy written in camelCase by an editor is applied."""
-    config = load(None, {"contextWindowTypes": {"balanced": {
-        "outputReservePct": 0.2, "maxTier": 2, "condensationOrder": ["codebase_map", "retrieval"],
-        "contributors": {"retrieval": {"targetPct": 0.35, "maxPct": 0.8}},
-    }}}).config
+    config = load(
+        None,
+        {
+            "contextWindowTypes": {
+                "balanced": {
+                    "outputReservePct": 0.2,
+                    "maxTier": 2,
+                    "condensationOrder": ["codebase_map", "retrieval"],
+                    "contributors": {"retrieval": {"targetPct": 0.35, "maxPct": 0.8}},
+                }
+            }
+        },
+    ).config
     balanced = config.context_window_types["balanced"]
     assert balanced.output_reserve_pct == 0.2 and balanced.max_tier == 2
     assert balanced.condensation_order == ["codebase_map", "retrieval"]
@@ -184,8 +213,10 @@ def test_camel_case_window_type_policy(tmp_path: Path) -> None:
         ({"bogus": 1}, "bogus"),
         ({"index": {"ignroe": ["*.log"]}}, "index.ignroe"),
         ({"agents": {"planner": {"budgett": 3}}}, "agents.planner.budgett"),
-        ({"contextWindowTypes": {"balanced": {"contributors": {"retrieval": {"weight": 2}}}}},
-         "contextWindowTypes.balanced.contributors.retrieval.weight"),
+        (
+            {"contextWindowTypes": {"balanced": {"contributors": {"retrieval": {"weight": 2}}}}},
+            "contextWindowTypes.balanced.contributors.retrieval.weight",
+        ),
         ({"docs": {"folder": {"x": ["docs"]}}}, "docs.folder"),
     ],
 )
@@ -199,10 +230,13 @@ def test_unknown_keys_are_warnings_naming_the_key_path(overrides, path: str) -> 
 def test_unknown_keys_do_not_stop_their_neighbours(tmp_path: Path) -> None:
     """Ensure that the keys next to an unknown one still apply, in every source, and each
     source's unknown key is reported."""
-    root = workspace(tmp_path, {
-        "pyproject.toml": pyproject("colour = \"blue\"\nartifacts_budget = 1000"),
-        "ctx-lsp.toml": "[index]\nwachs = false\nworkers = 2\n",
-    })
+    root = workspace(
+        tmp_path,
+        {
+            "pyproject.toml": pyproject('colour = "blue"\nartifacts_budget = 1000'),
+            "ctx-lsp.toml": "[index]\nwachs = false\nworkers = 2\n",
+        },
+    )
     loaded = load(root, {"agents": {"tester": {"tier": 3, "mood": "calm"}}})
     assert loaded.config.artifacts_budget == 1000
     assert loaded.config.index.workers == 2
@@ -228,10 +262,14 @@ def test_unknown_keys_do_not_stop_their_neighbours(tmp_path: Path) -> None:
         ({"weights": {"retrieval": "high"}}, "weights.retrieval"),
         ({"model_limits": {"gpt-4o": "64k"}}, "model_limits.gpt-4o"),
         ({"docs": {"folders": {"pygls": "docs/pygls"}}}, "docs.folders.pygls"),
-        ({"context_window_types": {"balanced": {"contributors": {"retrieval": {"target_pct": "30%"}}}}},
-         "context_window_types.balanced.contributors.retrieval.target_pct"),
-        ({"context_window_types": {"balanced": {"condensation_order": "codebase_map"}}},
-         "context_window_types.balanced.condensation_order"),
+        (
+            {"context_window_types": {"balanced": {"contributors": {"retrieval": {"target_pct": "30%"}}}}},
+            "context_window_types.balanced.contributors.retrieval.target_pct",
+        ),
+        (
+            {"context_window_types": {"balanced": {"condensation_order": "codebase_map"}}},
+            "context_window_types.balanced.condensation_order",
+        ),
         ({"agents": 5}, "agents"),
     ],
 )
@@ -252,7 +290,7 @@ def test_camel_case_key_path_in_an_error_is_the_one_the_user_wrote() -> None:
 
 def test_wrong_type_in_a_workspace_file_is_an_error_too(tmp_path: Path) -> None:
     """Ensure that a bad value in pyproject's table is refused, not ignored."""
-    root = workspace(tmp_path, {"pyproject.toml": pyproject("[tool.ctx-lsp.agents.planner]\nbudget = \"big\"")})
+    root = workspace(tmp_path, {"pyproject.toml": pyproject('[tool.ctx-lsp.agents.planner]\nbudget = "big"')})
     assert error_of(root).key == "agents.planner.budget"
 
 
@@ -261,8 +299,10 @@ def test_wrong_type_in_a_workspace_file_is_an_error_too(tmp_path: Path) -> None:
     [
         ({"index": 5}, "index"),
         ({"agents": {"planner": 5}}, "agents.planner"),
-        ({"context_window_types": {"balanced": {"contributors": {"retrieval": 0.3}}}},
-         "context_window_types.balanced.contributors.retrieval"),
+        (
+            {"context_window_types": {"balanced": {"contributors": {"retrieval": 0.3}}}},
+            "context_window_types.balanced.contributors.retrieval",
+        ),
     ],
 )
 def test_scalar_instead_of_a_table_names_the_key_path(overrides, key: str) -> None:
@@ -283,11 +323,15 @@ def test_scalar_instead_of_a_table_names_the_key_path(overrides, key: str) -> No
         ({"artifacts_budget": 0}, "artifacts_budget"),
         ({"tokenizer": "gpt2-ish"}, "tokenizer"),
         ({"default_context_window_type": "roomy"}, "default_context_window_type"),
-        ({"context_window_types": {"balanced": {"output_reserve_pct": 1.0}}},
-         "context_window_types.balanced.output_reserve_pct"),
+        (
+            {"context_window_types": {"balanced": {"output_reserve_pct": 1.0}}},
+            "context_window_types.balanced.output_reserve_pct",
+        ),
         ({"context_window_types": {"balanced": {"max_tier": 0}}}, "context_window_types.balanced.max_tier"),
-        ({"context_window_types": {"balanced": {"contributors": {"retrieval": {"min_pct": 0.5}}}}},
-         "context_window_types.balanced.contributors.retrieval"),
+        (
+            {"context_window_types": {"balanced": {"contributors": {"retrieval": {"min_pct": 0.5}}}}},
+            "context_window_types.balanced.contributors.retrieval",
+        ),
     ],
 )
 def test_out_of_range_values_are_errors_naming_the_key(overrides, key: str) -> None:
@@ -318,10 +362,13 @@ def test_new_agent_starts_from_the_default_agent(tmp_path: Path) -> None:
 
 def test_agent_fields_merge_across_sources(tmp_path: Path) -> None:
     """Ensure that an agent built up over several sources keeps what each one set."""
-    root = workspace(tmp_path, {
-        "pyproject.toml": pyproject("[tool.ctx-lsp.agents.scribe]\ntier = 1"),
-        "ctx-lsp.toml": "[agents.scribe]\nbudget = 2000\n",
-    })
+    root = workspace(
+        tmp_path,
+        {
+            "pyproject.toml": pyproject("[tool.ctx-lsp.agents.scribe]\ntier = 1"),
+            "ctx-lsp.toml": "[agents.scribe]\nbudget = 2000\n",
+        },
+    )
     scribe = load(root, {"agents": {"scribe": {"docsCap": 700}}}).config.agents["scribe"]
     assert (scribe.tier, scribe.budget, scribe.docs_cap) == (1, 2000, 700)
 
@@ -338,8 +385,11 @@ def test_partial_contributor_policy_keeps_its_other_fields() -> None:
     changed = config.context_window_types["balanced"]
     retrieval, expected = changed.contributors["retrieval"], default.contributors["retrieval"]
     assert retrieval.target_pct == 0.25
-    assert (retrieval.min_pct, retrieval.max_pct, retrieval.priority) == (expected.min_pct, expected.max_pct,
-                                                                          expected.priority)
+    assert (retrieval.min_pct, retrieval.max_pct, retrieval.priority) == (
+        expected.min_pct,
+        expected.max_pct,
+        expected.priority,
+    )
     assert changed.contributors["library_docs"].active is False
     others = {n: p for n, p in changed.contributors.items() if n not in ("retrieval", "library_docs")}
     assert others == {n: p for n, p in default.contributors.items() if n not in ("retrieval", "library_docs")}
@@ -348,11 +398,19 @@ def test_partial_contributor_policy_keeps_its_other_fields() -> None:
 def test_new_window_type_starts_from_balanced_and_may_become_the_default() -> None:
     """Ensure that a window type named only in config copies `balanced`, takes its own keys,
     and can be made the default, leaving balanced itself unchanged."""
-    config = load(None, {
-        "contextWindowTypes": {"lean": {"maxTier": 1, "adjustments": ["no_query_to_codebase_map"],
-                                        "contributors": {"codebase_map": {"active": False}}}},
-        "defaultContextWindowType": "lean",
-    }).config
+    config = load(
+        None,
+        {
+            "contextWindowTypes": {
+                "lean": {
+                    "maxTier": 1,
+                    "adjustments": ["no_query_to_codebase_map"],
+                    "contributors": {"codebase_map": {"active": False}},
+                }
+            },
+            "defaultContextWindowType": "lean",
+        },
+    ).config
     lean, balanced = config.context_window_types["lean"], config.context_window_types["balanced"]
     assert config.default_context_window_type == "lean"
     assert lean.max_tier == 1 and lean.adjustments == ["no_query_to_codebase_map"]
@@ -393,8 +451,11 @@ def test_weight_for_an_unknown_contributor_is_refused() -> None:
 # ---------------------------------------------------------------- workspace files may not point outside
 
 
-@pytest.mark.xfail(strict=True, reason="DESIGN: 'workspace config cannot point the server outside the workspace', "
-                   "but docs.folders and python.interpreter from ctx-lsp.toml / pyproject.toml are taken as given")
+@pytest.mark.xfail(
+    strict=True,
+    reason="DESIGN: 'workspace config cannot point the server outside the workspace', "
+    "but docs.folders and python.interpreter from ctx-lsp.toml / pyproject.toml are taken as given",
+)
 @pytest.mark.parametrize(
     ("toml", "key"),
     [

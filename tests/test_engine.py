@@ -61,13 +61,16 @@ def test_focus_symbol_is_shown_in_full(engine: Engine, sample_workspace: Path) -
 
 def test_project_docs_precedence(tmp_path: Path) -> None:
     """Ensure that the nearest AGENTS.md beats the root README and CLAUDE.md."""
-    root = write_tree(tmp_path / "ws", {
-        "README.md": "# Readme\n\nGeneral.\n",
-        "CLAUDE.md": "# Claude\n\nRoot rules.\n",
-        "svc/AGENTS.md": "# Service rules\n\nUse the service way.\n",
-        "svc/core.py": "def serve():\n    return 1\n",
-        "other/x.py": "def x():\n    return 2\n",
-    })
+    root = write_tree(
+        tmp_path / "ws",
+        {
+            "README.md": "# Readme\n\nGeneral.\n",
+            "CLAUDE.md": "# Claude\n\nRoot rules.\n",
+            "svc/AGENTS.md": "# Service rules\n\nUse the service way.\n",
+            "svc/core.py": "def serve():\n    return 1\n",
+            "other/x.py": "def x():\n    return 2\n",
+        },
+    )
     e = Engine([root])
     e.index()
     near = e.bundle(BundleRequest(open=(str(root / "svc" / "core.py"),), budget=3000))
@@ -116,14 +119,20 @@ def workspaces(draw):
             def {name}_{i}(value):
                 """Handle {name} for item {i}."""
                 return {draw(st.sampled_from(WORDS))}_{draw(st.integers(0, n_files - 1))}(value) * {j}
-            ''') for j, name in enumerate(funcs))
+            ''')
+            for j, name in enumerate(funcs)
+        )
         files[f"pkg/m{i}.py"] = body
     return files
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(files=workspaces(), query=st.lists(st.sampled_from(WORDS), max_size=3),
-       budget=st.integers(1, 3000), profile=st.sampled_from(["balanced", "knowledge-heavy", "token-efficient"]))
+@given(
+    files=workspaces(),
+    query=st.lists(st.sampled_from(WORDS), max_size=3),
+    budget=st.integers(1, 3000),
+    profile=st.sampled_from(["balanced", "knowledge-heavy", "token-efficient"]),
+)
 def test_engine_properties(tmp_path_factory, files, query, budget, profile) -> None:
     """Ensure that for random workspaces: total ≤ budget (real count), no file twice, deterministic."""
     root = write_tree(tmp_path_factory.mktemp("ws"), files)
@@ -143,13 +152,18 @@ def test_pruned_outlines_keep_what_each_request_asks_about(tmp_path: Path) -> No
     """Ensure that an outline too big for its cap keeps the symbols the query matches —
     in a retrieved file and in an open working file — and that a second request about
     other symbols is not served the first request's outline from the render cache."""
-    body = "".join(f"def helper_{i:03}(value: int, other: str = 'x') -> int:\n    return value\n\n\n"
-                   for i in range(150))
-    write_tree(tmp_path, {
-        "big.py": body + "def frobnicate_widget(widget: int) -> int:\n    return widget\n\n\n"
-                  + "def quux_gadget(gadget: int) -> int:\n    return gadget\n",
-        "other.py": "def unrelated():\n    return 1\n",
-    })
+    body = "".join(
+        f"def helper_{i:03}(value: int, other: str = 'x') -> int:\n    return value\n\n\n" for i in range(150)
+    )
+    write_tree(
+        tmp_path,
+        {
+            "big.py": body
+            + "def frobnicate_widget(widget: int) -> int:\n    return widget\n\n\n"
+            + "def quux_gadget(gadget: int) -> int:\n    return gadget\n",
+            "other.py": "def unrelated():\n    return 1\n",
+        },
+    )
     engine = Engine([tmp_path])
     engine.index()
     try:

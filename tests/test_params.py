@@ -25,13 +25,24 @@ MESSAGES = [{"role": "user", "content": "hello"}]
 
 def test_every_bundle_field_is_parsed_into_its_type() -> None:
     """Ensure that a full ctx/bundle request becomes a typed request, field by field."""
-    request = parse_bundle({
-        "query": "fix the budget", "agent": "implementer", "model": "gpt-4o", "utilization": "medium",
-        "profile": "balanced", "focus": {"uri": URI, "position": {"line": 4, "character": 2}},
-        "open": [URI, "file:///ws/other.py"], "tier": 3, "messages": MESSAGES, "summary": "so far",
-        "artifacts": [{"key": "spec", "content": "The spec."}], "docs": [{"library": "pygls", "topic": "commands"}],
-        "format": "xml", "workDoneToken": "t1",
-    })
+    request = parse_bundle(
+        {
+            "query": "fix the budget",
+            "agent": "implementer",
+            "model": "gpt-4o",
+            "utilization": "medium",
+            "profile": "balanced",
+            "focus": {"uri": URI, "position": {"line": 4, "character": 2}},
+            "open": [URI, "file:///ws/other.py"],
+            "tier": 3,
+            "messages": MESSAGES,
+            "summary": "so far",
+            "artifacts": [{"key": "spec", "content": "The spec."}],
+            "docs": [{"library": "pygls", "topic": "commands"}],
+            "format": "xml",
+            "workDoneToken": "t1",
+        }
+    )
     assert request.query == "fix the budget" and request.agent == "implementer"
     assert (request.budget, request.model, request.utilization) == (None, "gpt-4o", Utilization.MEDIUM)
     assert request.profile == "balanced" and request.tier is Tier.FULL and request.format is Format.XML

@@ -158,9 +158,7 @@ def test_readme_lists_the_checked_hashes():
 # --- counting ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("name", "ids"), [(O200K_BASE, [24912, 2375]), (CL100K_BASE, [15339, 1917])]
-)
+@pytest.mark.parametrize(("name", "ids"), [(O200K_BASE, [24912, 2375]), (CL100K_BASE, [15339, 1917])])
 def test_known_counts(name, ids):
     """Ensure that counts match the published ids for a known string."""
     counter = counter_for(name)
@@ -210,9 +208,7 @@ def test_concurrent_first_use_loads_once(monkeypatch):
 
     monkeypatch.setattr(tokens, "_load_encoding", slow_load)
     got = []
-    threads = [
-        threading.Thread(target=lambda: got.append(counter_for(O200K_BASE))) for _ in range(8)
-    ]
+    threads = [threading.Thread(target=lambda: got.append(counter_for(O200K_BASE))) for _ in range(8)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -447,7 +443,13 @@ def test_cut_reads_little_more_than_it_keeps():
 def test_line_count_matches_cut_lines():
     """Ensure that line_count uses the same lines as the cut: "\\n" only, final one closes."""
     assert [line_count(t) for t in ["", "a", "a\n", "a\nb", "\n", "\n\n", "a\r\nb\x0cc\u2028"]] == [
-        0, 1, 1, 2, 1, 2, 2,
+        0,
+        1,
+        1,
+        2,
+        1,
+        2,
+        2,
     ]
 
 

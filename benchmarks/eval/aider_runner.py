@@ -148,16 +148,18 @@ class Runner:
     def _map_for(self, root: str, all_abs: list[str]) -> tuple[CachedRepoMap, float | None]:
         if self.root != root or self.repo_map is None:
             self.root = root
-            self.repo_map = CachedRepoMap(map_tokens=1024, root=root, main_model=O200kModel(),
-                                          io=QuietIO(), refresh="auto")
+            self.repo_map = CachedRepoMap(
+                map_tokens=1024, root=root, main_model=O200kModel(), io=QuietIO(), refresh="auto"
+            )
             t0 = time.perf_counter()  # warm the tags cache, as a running Aider would have it
             self.repo_map.get_repo_map([], all_abs)
             self.scan_s = time.perf_counter() - t0
             return self.repo_map, self.scan_s
         return self.repo_map, None
 
-    def repo_map_text(self, rm: CachedRepoMap, query: str, chat: set[str], all_abs: set[str],
-                      rel_files: list[str], chat_rel: set[str]) -> str:
+    def repo_map_text(
+        self, rm: CachedRepoMap, query: str, chat: set[str], all_abs: set[str], rel_files: list[str], chat_rel: set[str]
+    ) -> str:
         addable = [f for f in rel_files if f not in chat_rel]
         fnames = file_mentions(query, addable)
         idents = ident_mentions(query)
@@ -170,8 +172,9 @@ class Runner:
             text = rm.get_repo_map(set(), all_abs)
         return text or ""
 
-    def run(self, workspace: str, query: str, budget: int, open_file: str | None,
-            files: list[str] | None = None) -> dict[str, Any]:
+    def run(
+        self, workspace: str, query: str, budget: int, open_file: str | None, files: list[str] | None = None
+    ) -> dict[str, Any]:
         root = str(Path(workspace).resolve())
         rel_files = files if files is not None else _list_files(Path(root))
         all_abs = {os.path.join(root, f) for f in rel_files}
@@ -194,15 +197,23 @@ class Runner:
                 n = tokens.count(text)
             if n > budget:
                 text, n = "", 0  # could not fit: an empty map is the honest answer
-        return {"map": text, "tokens": n, "raw_tokens": raw_tokens, "shrinks": shrinks,
-                "latency_s": latency, "scan_s": scan_s, "final_max_map_tokens": target}
+        return {
+            "map": text,
+            "tokens": n,
+            "raw_tokens": raw_tokens,
+            "shrinks": shrinks,
+            "latency_s": latency,
+            "scan_s": scan_s,
+            "final_max_map_tokens": target,
+        }
 
 
 def _list_files(root: Path) -> list[str]:
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".git", ".ctx-lsp", ".aider"))
-                             and d != "__pycache__")
+        dirnames[:] = sorted(
+            d for d in dirnames if not d.startswith((".git", ".ctx-lsp", ".aider")) and d != "__pycache__"
+        )
         for name in filenames:
             out.append(os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/"))
     return sorted(out)
@@ -217,8 +228,7 @@ def serve() -> int:
             continue
         try:
             req = json.loads(line)
-            res = runner.run(req["workspace"], req["query"], int(req["budget"]),
-                             req.get("open_file"), req.get("files"))
+            res = runner.run(req["workspace"], req["query"], int(req["budget"]), req.get("open_file"), req.get("files"))
         except Exception as exc:  # report, keep serving
             res = {"error": f"{type(exc).__name__}: {exc}"}
         out.write(json.dumps(res) + "\n")
@@ -244,8 +254,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(res))
     else:
         print(res["map"])
-        print(f"[aider] tokens={res['tokens']} raw={res['raw_tokens']} shrinks={res['shrinks']} "
-              f"latency={res['latency_s']:.3f}s scan={res['scan_s']:.3f}s", file=sys.stderr)
+        print(
+            f"[aider] tokens={res['tokens']} raw={res['raw_tokens']} shrinks={res['shrinks']} "
+            f"latency={res['latency_s']:.3f}s scan={res['scan_s']:.3f}s",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -27,14 +27,107 @@ K1 = 1.5
 B = 0.75
 
 STOP_WORDS = frozenset(
-    """
-    a an and are as at be by for from has have in into is it its of on or that the this to was
-    were will with not no but if then else when which who we you i our can should would could
-    do does did done so all any some more most other such than too very just also only use
-    used using via add added adds fix fixed fixes make makes allow allows support new now
-    def class self cls return import none true false pass elif try except finally raise
-    lambda yield while py
-    """.split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "will",
+        "with",
+        "not",
+        "no",
+        "but",
+        "if",
+        "then",
+        "else",
+        "when",
+        "which",
+        "who",
+        "we",
+        "you",
+        "i",
+        "our",
+        "can",
+        "should",
+        "would",
+        "could",
+        "do",
+        "does",
+        "did",
+        "done",
+        "so",
+        "all",
+        "any",
+        "some",
+        "more",
+        "most",
+        "other",
+        "such",
+        "than",
+        "too",
+        "very",
+        "just",
+        "also",
+        "only",
+        "use",
+        "used",
+        "using",
+        "via",
+        "add",
+        "added",
+        "adds",
+        "fix",
+        "fixed",
+        "fixes",
+        "make",
+        "makes",
+        "allow",
+        "allows",
+        "support",
+        "new",
+        "now",
+        "def",
+        "class",
+        "self",
+        "cls",
+        "return",
+        "import",
+        "none",
+        "true",
+        "false",
+        "pass",
+        "elif",
+        "try",
+        "except",
+        "finally",
+        "raise",
+        "lambda",
+        "yield",
+        "while",
+        "py",
+    ]
 )
 
 _WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+")
@@ -85,7 +178,7 @@ class BM25Index:
         self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
 
     @classmethod
-    def from_workspace(cls, root: Path, files: list[str]) -> "BM25Index":
+    def from_workspace(cls, root: Path, files: list[str]) -> BM25Index:
         docs = []
         for rel in files:
             if not rel.endswith(".py"):
@@ -104,7 +197,7 @@ class BM25Index:
         scored = []
         for d in self.docs:
             s = 0.0
-            for term, qtf in q.items():
+            for term, _qtf in q.items():
                 f = d.tf.get(term)
                 if not f:
                     continue

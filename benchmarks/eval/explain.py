@@ -51,8 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {inst.id} {inst.date[:10]}  workspace {ws}")
     print(f"task: {inst.task[:400]}")
     print(f"open: {open_file}")
-    print(f"bundle: {tokens.count(bundle.text)} tokens / {args.budget}, "
-          f"{len(bundle.pieces)} pieces, {1000 * bundle.latency_s:.0f} ms")
+    print(
+        f"bundle: {tokens.count(bundle.text)} tokens / {args.budget}, "
+        f"{len(bundle.pieces)} pieces, {1000 * bundle.latency_s:.0f} ms"
+    )
     for p in bundle.pieces:
         rng = f" [{p.start_line}-{p.end_line}]" if p.start_line is not None else ""
         print(f"  piece {p.path}{rng}: {tokens.count(p.content)} tokens")
@@ -63,8 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     found = {id(fn) for fn in metrics.found_functions(bundle, ans_funcs)}
     print("answer functions:")
     for fn in ans_funcs:
-        print(f"  {'FOUND' if id(fn) in found else 'miss '} {fn['path']}::{fn['qualname']} "
-              f"(def line {fn['def_line']}: {fn['chain'][-1]['text']})")
+        print(
+            f"  {'FOUND' if id(fn) in found else 'miss '} {fn['path']}::{fn['qualname']} "
+            f"(def line {fn['def_line']}: {fn['chain'][-1]['text']})"
+        )
     if args.show_content:
         for p in bundle.pieces:
             if p.path in ans_files:

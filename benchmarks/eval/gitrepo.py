@@ -28,7 +28,9 @@ def resolve_git_dir(path: str | os.PathLike[str]) -> Path:
     if (p / ".git").exists():
         out = subprocess.run(
             ["git", "-C", str(p), "rev-parse", "--absolute-git-dir"],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         )
         return Path(out.stdout.strip())
     return p
@@ -61,7 +63,8 @@ class GitRepo:
     def git(self, *args: str, binary: bool = False) -> str | bytes:
         proc = subprocess.run(
             ["git", f"--git-dir={self.git_dir}", *args],
-            check=True, capture_output=True,
+            check=True,
+            capture_output=True,
         )
         return proc.stdout if binary else proc.stdout.decode("utf-8", "replace")
 
@@ -115,10 +118,14 @@ class GitRepo:
         for line in out.splitlines():
             m = _HUNK_RE.match(line)
             if m:
-                hunks.append(Hunk(
-                    int(m.group(1)), int(m.group(2) if m.group(2) is not None else 1),
-                    int(m.group(3)), int(m.group(4) if m.group(4) is not None else 1),
-                ))
+                hunks.append(
+                    Hunk(
+                        int(m.group(1)),
+                        int(m.group(2) if m.group(2) is not None else 1),
+                        int(m.group(3)),
+                        int(m.group(4) if m.group(4) is not None else 1),
+                    )
+                )
         return hunks
 
     def exists(self, rev: str, path: str) -> bool:

@@ -21,9 +21,9 @@ import ast
 import json
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Iterable
 
 from gitrepo import GitRepo, Hunk
 
@@ -77,10 +77,7 @@ def is_answer_candidate(path: str) -> bool:
 def clean_message(message: str) -> str:
     """Commit message as the task text: subject + body, trailers removed, issue refs kept."""
     lines = [ln.rstrip() for ln in message.strip().splitlines()]
-    kept = [
-        ln for ln in lines
-        if not TRAILER_RE.match(ln.strip()) and not NOISE_LINE_RE.match(ln.strip())
-    ]
+    kept = [ln for ln in lines if not TRAILER_RE.match(ln.strip()) and not NOISE_LINE_RE.match(ln.strip())]
     text = "\n".join(kept).strip()
     text = re.sub(r"^\[svn\]\s*", "", text)
     return re.sub(r"\n{3,}", "\n\n", text)
@@ -136,7 +133,7 @@ def definitions(source: str) -> list[Definition]:
             scope = Scope(kind, node.name, node.lineno, text)
             start = min([node.lineno] + [d.lineno for d in node.decorator_list])
             qual = f"{prefix}{node.name}"
-            here = chain + (scope,)
+            here = (*chain, scope)
             out.append(Definition(qual, kind, start, node.lineno, node.end_lineno or node.lineno, here))
             if isinstance(node, ast.ClassDef):
                 visit(node.body, qual + ".", here)
@@ -149,9 +146,8 @@ def innermost(defs: list[Definition], first: int, last: int) -> Definition | Non
     """The deepest definition whose range contains all of lines first..last."""
     best: Definition | None = None
     for d in defs:
-        if d.start_line <= first and last <= d.end_line:
-            if best is None or len(d.chain) > len(best.chain):
-                best = d
+        if d.start_line <= first and last <= d.end_line and (best is None or len(d.chain) > len(best.chain)):
+            best = d
     return best
 
 
@@ -204,7 +200,7 @@ class Instance:
         return list(self.files), list(self.functions)
 
     @classmethod
-    def from_json(cls, row: dict) -> "Instance":
+    def from_json(cls, row: dict) -> Instance:
         return cls(**{k: row[k] for k in cls.__dataclass_fields__ if k in row})
 
 
@@ -234,22 +230,31 @@ def build_instance(repo: GitRepo, sha: str, parent: str, max_lines: int) -> Inst
             # that history is not what the tools are built for. Skip the commit.
             return None
         for d in touched_definitions(defs, repo.hunks(parent, sha, path)):
-            functions.append({
-                "path": path,
-                "qualname": d.qualname,
-                "kind": d.kind,
-                "start_line": d.start_line,
-                "def_line": d.def_line,
-                "end_line": d.end_line,
-                "chain": [asdict(s) for s in d.chain],
-            })
+            functions.append(
+                {
+                    "path": path,
+                    "qualname": d.qualname,
+                    "kind": d.kind,
+                    "start_line": d.start_line,
+                    "def_line": d.def_line,
+                    "end_line": d.end_line,
+                    "chain": [asdict(s) for s in d.chain],
+                }
+            )
     if not files:
         return None
     open_file = max(files, key=lambda p: (changed[p], -files.index(p)))
     return Instance(
-        repo=repo.name, commit=sha, parent=parent, task=task, files=sorted(files),
-        functions=functions, open_file=open_file, changed_lines=changed,
-        git_dir=str(repo.git_dir), date=date,
+        repo=repo.name,
+        commit=sha,
+        parent=parent,
+        task=task,
+        files=sorted(files),
+        functions=functions,
+        open_file=open_file,
+        changed_lines=changed,
+        git_dir=str(repo.git_dir),
+        date=date,
     )
 
 
@@ -274,8 +279,7 @@ def extract(
             if max_instances is not None and len(out) >= max_instances:
                 break
         if progress and i % 200 == 0:
-            print(f"[instances] {repo.name}: {i}/{len(commits)} commits, {len(out)} kept",
-                  file=sys.stderr)
+            print(f"[instances] {repo.name}: {i}/{len(commits)} commits, {len(out)} kept", file=sys.stderr)
     return out
 
 
@@ -297,16 +301,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max", type=int, default=None, help="stop after N instances")
     ap.add_argument("--since", default=None, help="only commits after REV (REV..HEAD)")
     ap.add_argument("--rev", default="HEAD")
-    ap.add_argument("--max-lines", type=int, default=DEFAULT_MAX_LINES,
-                    help="skip commits changing more non-test .py lines than this")
+    ap.add_argument(
+        "--max-lines",
+        type=int,
+        default=DEFAULT_MAX_LINES,
+        help="skip commits changing more non-test .py lines than this",
+    )
     args = ap.parse_args(argv)
     repo = GitRepo(args.repo)
     insts = extract(args.repo, args.max, args.since, args.rev, args.max_lines, progress=True)
     write_jsonl(insts, args.out)
     nfun = sum(len(i.functions) for i in insts)
     nopen = sum(1 for i in insts if i.answer("open")[0])
-    print(f"{repo.name}: {len(insts)} instances ({nfun} functions, {nopen} usable in open mode);"
-          f" shallow={repo.is_shallow()} -> {args.out}", file=sys.stderr)
+    print(
+        f"{repo.name}: {len(insts)} instances ({nfun} functions, {nopen} usable in open mode);"
+        f" shallow={repo.is_shallow()} -> {args.out}",
+        file=sys.stderr,
+    )
     return 0
 
 

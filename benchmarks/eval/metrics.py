@@ -22,8 +22,9 @@ covers). Then:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 RANGE_SLACK = 1
 # Bump when the rules below change meaning: cached results are keyed by it.
@@ -120,8 +121,7 @@ def gutter_lines(content: str) -> dict[int, str]:
 def piece_shows_function(piece: Piece, fn: dict) -> bool:
     if piece.path != fn["path"]:
         return False
-    chain = fn.get("chain") or [{"kind": fn.get("kind", "def"),
-                                 "name": fn["qualname"].rsplit(".", 1)[-1], "text": ""}]
+    chain = fn.get("chain") or [{"kind": fn.get("kind", "def"), "name": fn["qualname"].rsplit(".", 1)[-1], "text": ""}]
     if piece.start_line is not None and piece.end_line is not None:
         line = fn.get("def_line", fn["start_line"])
         if not (piece.start_line - RANGE_SLACK <= line <= piece.end_line + RANGE_SLACK):
@@ -131,8 +131,9 @@ def piece_shows_function(piece: Piece, fn: dict) -> bool:
             # Numbered lines (an outline of a whole file): the def line itself must be
             # shown, which pins the definition exactly (two `def __init__` never share a line).
             text, pat = _scope_patterns(chain[-1])
-            return any(_line_matches(gutter.get(n, ""), text, pat)
-                       for n in range(line - RANGE_SLACK, line + RANGE_SLACK + 1))
+            return any(
+                _line_matches(gutter.get(n, ""), text, pat) for n in range(line - RANGE_SLACK, line + RANGE_SLACK + 1)
+            )
         return shows_chain(piece.content, chain[-1:])
     return shows_chain(piece.content, chain)
 

@@ -132,8 +132,7 @@ class ResultCache:
 
     @staticmethod
     def key(inst: Instance, system: str, version: str, mode: str, budget: int, mkey: str) -> str:
-        return "|".join([inst.id, instance_fingerprint(inst), system, version, mode,
-                         str(budget), mkey])
+        return "|".join([inst.id, instance_fingerprint(inst), system, version, mode, str(budget), mkey])
 
     def get(self, key: str) -> dict | None:
         return self.rows.get(key)
@@ -163,24 +162,25 @@ def aggregate(rows: list[dict]) -> dict[str, Any]:
     for (system, mode, budget), rs in sorted(by.items()):
         ok = [r for r in rs if "error" not in r]
         fr = [r["file_recall"] if "error" not in r else 0.0 for r in rs]
-        fnr = [r["func_recall"] if "error" not in r else 0.0 for r in rs
-               if r.get("funcs_total", 0) > 0]
+        fnr = [r["func_recall"] if "error" not in r else 0.0 for r in rs if r.get("funcs_total", 0) > 0]
         out[f"{system}|{mode}|{budget}"] = {
-            "system": system, "mode": mode, "budget": budget,
-            "n": len(rs), "n_with_functions": len(fnr), "errors": len(rs) - len(ok),
+            "system": system,
+            "mode": mode,
+            "budget": budget,
+            "n": len(rs),
+            "n_with_functions": len(fnr),
+            "errors": len(rs) - len(ok),
             "file_recall": _mean(fr),
             "func_recall": _mean(fnr),
-            "file_recall_pooled": (sum(len(r["files_found"]) for r in ok)
-                                   / max(1, sum(r["files_total"] for r in rs))),
-            "func_recall_pooled": (sum(len(r["funcs_found"]) for r in ok)
-                                   / max(1, sum(r.get("funcs_total", 0) for r in rs))),
+            "file_recall_pooled": (sum(len(r["files_found"]) for r in ok) / max(1, sum(r["files_total"] for r in rs))),
+            "func_recall_pooled": (
+                sum(len(r["funcs_found"]) for r in ok) / max(1, sum(r.get("funcs_total", 0) for r in rs))
+            ),
             "mean_tokens": _mean([r["tokens"] for r in ok]),
             "overruns": sum(1 for r in ok if r["overrun"]),
-            "max_overrun_pct": max([100.0 * (r["tokens"] - budget) / budget for r in ok
-                                    if r["overrun"]] or [0.0]),
+            "max_overrun_pct": max([100.0 * (r["tokens"] - budget) / budget for r in ok if r["overrun"]] or [0.0]),
             "mean_latency_s": _mean([r["latency_s"] for r in ok]),
-            "p95_latency_s": (sorted(r["latency_s"] for r in ok)[int(0.95 * (len(ok) - 1))]
-                              if ok else None),
+            "p95_latency_s": (sorted(r["latency_s"] for r in ok)[int(0.95 * (len(ok) - 1))] if ok else None),
         }
     return out
 
@@ -193,12 +193,13 @@ def _k(b: int) -> str:
     return f"{b // 1000}K" if b % 1000 == 0 else str(b)
 
 
-def markdown_table(summary: dict[str, Any], systems: list[str], modes: list[str],
-                   budgets: list[int]) -> str:
-    head = (["system", "mode", "n (fn)"] + [f"file R@{_k(b)}" for b in budgets]
-            + [f"fn R@{_k(b)}" for b in budgets]
-            + ["mean tokens (" + "/".join(_k(b) for b in budgets) + ")",
-               "mean latency ms", "overruns", "errors"])
+def markdown_table(summary: dict[str, Any], systems: list[str], modes: list[str], budgets: list[int]) -> str:
+    head = (
+        ["system", "mode", "n (fn)"]
+        + [f"file R@{_k(b)}" for b in budgets]
+        + [f"fn R@{_k(b)}" for b in budgets]
+        + ["mean tokens (" + "/".join(_k(b) for b in budgets) + ")", "mean latency ms", "overruns", "errors"]
+    )
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for s in systems:
         for m in modes:
@@ -209,8 +210,9 @@ def markdown_table(summary: dict[str, Any], systems: list[str], modes: list[str]
             row = [s, m, f"{c0['n']} ({c0['n_with_functions']})"]
             row += [_pct(c["file_recall"]) if c else "–" for c in cells]
             row += [_pct(c["func_recall"]) if c else "–" for c in cells]
-            row.append("/".join(f"{c['mean_tokens']:.0f}" if c and c["mean_tokens"] is not None
-                                else "–" for c in cells))
+            row.append(
+                "/".join(f"{c['mean_tokens']:.0f}" if c and c["mean_tokens"] is not None else "–" for c in cells)
+            )
             lats = [c["mean_latency_s"] for c in cells if c and c["mean_latency_s"] is not None]
             row.append(f"{1000 * statistics.fmean(lats):.0f}" if lats else "–")
             row.append(str(sum(c["overruns"] for c in cells if c)))
@@ -245,8 +247,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         chosen = {m: select(pool, m, args.instances, args.seed) for m in modes}
         per_repo[repo.name] = {m: len(v) for m, v in chosen.items()} | {"pool": len(pool)}
         order = [i for i in pool if any(i in chosen[m] for m in modes)]
-        log(f"[run] {repo.name}: pool {len(pool)}, "
-            + ", ".join(f"{m} {len(chosen[m])}" for m in modes))
+        log(f"[run] {repo.name}: pool {len(pool)}, " + ", ".join(f"{m} {len(chosen[m])}" for m in modes))
         for k, inst in enumerate(order, 1):
             inst_modes = [m for m in modes if inst in chosen[m]]
             ws: Path | None = None
@@ -272,16 +273,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                 row = score(inst, mode, budget, bundle)
                             except Exception as exc:  # keep going; errors are reported
                                 row = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
-                            row.update(instance=inst.id, repo=inst.repo, commit=inst.commit,
-                                       system=sname, mode=mode, budget=budget)
+                            row.update(
+                                instance=inst.id,
+                                repo=inst.repo,
+                                commit=inst.commit,
+                                system=sname,
+                                mode=mode,
+                                budget=budget,
+                            )
                             if "error" not in row:
                                 cache.put(key, row)
-                            status = ("ERROR " + row["error"][:200] if "error" in row else
-                                      f"fR={_pct(row['file_recall'])} fnR={_pct(row['func_recall'])}"
-                                      f" tok={row['tokens']} {1000 * row['latency_s']:.0f}ms"
-                                      + (" OVERRUN" if row["overrun"] else ""))
-                            log(f"[run] {repo.name} {k}/{len(order)} {inst.commit[:10]} "
-                                f"{sname} {mode} {budget}: {status}")
+                            status = (
+                                "ERROR " + row["error"][:200]
+                                if "error" in row
+                                else f"fR={_pct(row['file_recall'])} fnR={_pct(row['func_recall'])}"
+                                f" tok={row['tokens']} {1000 * row['latency_s']:.0f}ms"
+                                + (" OVERRUN" if row["overrun"] else "")
+                            )
+                            log(
+                                f"[run] {repo.name} {k}/{len(order)} {inst.commit[:10]} "
+                                f"{sname} {mode} {budget}: {status}"
+                            )
                         rows.append(row)
     for s in systems.values():
         s.close()
@@ -291,8 +303,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     by_repo = {}
     for name in per_repo:
         summ = aggregate([r for r in rows if r["repo"] == name])
-        by_repo[name] = {"summary": summ,
-                         "table": markdown_table(summ, system_names, modes, budgets)}
+        by_repo[name] = {"summary": summ, "table": markdown_table(summ, system_names, modes, budgets)}
     return {
         "config": {k: v for k, v in vars(args).items()},
         "versions": versions,
@@ -307,15 +318,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="ctx-lsp context-recall eval",
-                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                 epilog=__doc__)
-    ap.add_argument("--repo", action="append", required=True,
-                    help="git dir (bare is fine) or work tree; repeat for several")
-    ap.add_argument("--instances", type=int, default=None,
-                    help="instances per repo and mode (seeded sample of the pool); default all")
-    ap.add_argument("--pool", type=int, default=200,
-                    help="newest N usable commits per repo to draw instances from")
+    ap = argparse.ArgumentParser(
+        description="ctx-lsp context-recall eval", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__
+    )
+    ap.add_argument(
+        "--repo", action="append", required=True, help="git dir (bare is fine) or work tree; repeat for several"
+    )
+    ap.add_argument(
+        "--instances",
+        type=int,
+        default=None,
+        help="instances per repo and mode (seeded sample of the pool); default all",
+    )
+    ap.add_argument("--pool", type=int, default=200, help="newest N usable commits per repo to draw instances from")
     ap.add_argument("--since", default=None, help="only commits after REV")
     ap.add_argument("--budgets", default="2000,8000,32000")
     ap.add_argument("--systems", default="ctxlsp,bm25,aider")
@@ -333,9 +348,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.by_repo:
         for name, part in res["by_repo"].items():
             print(f"\n### {name}\n\n{part['table']}")
-    print(f"\ninstances per repo: {json.dumps(res['instances_per_repo'])}; "
-          f"elapsed {res['elapsed_s']:.0f}s; first-request scan per workspace (s): "
-          + json.dumps({k: round(v, 2) for k, v in res["mean_scan_s"].items()}))
+    print(
+        f"\ninstances per repo: {json.dumps(res['instances_per_repo'])}; "
+        f"elapsed {res['elapsed_s']:.0f}s; first-request scan per workspace (s): "
+        + json.dumps({k: round(v, 2) for k, v in res["mean_scan_s"].items()})
+    )
     return 0
 
 

@@ -67,8 +67,7 @@ def snapshot_project(root: Path) -> Path:
     if not (dest / "ctx_lsp").is_dir():
         tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(root / "ctx_lsp", tmp / "ctx_lsp",
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(root / "ctx_lsp", tmp / "ctx_lsp", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         if dest.exists():
             shutil.rmtree(tmp)
         else:
@@ -88,7 +87,7 @@ def ctxlsp_root() -> Path:
 
 
 def _check_imported_from(root: Path) -> None:
-    import ctx_lsp  # noqa: PLC0415
+    import ctx_lsp
 
     where = Path(ctx_lsp.__file__).resolve()
     if root.resolve() not in where.parents:
@@ -107,11 +106,10 @@ class System(ABC):
         return None
 
     @abstractmethod
-    def bundle(self, workspace: Path, files: list[str], query: str, budget: int,
-               open_file: str | None) -> Bundle: ...
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int, open_file: str | None) -> Bundle: ...
 
-    def close(self) -> None:
-        pass
+    def close(self) -> None:  # noqa: B027 - optional hook: most systems hold nothing to release
+        """Release what the system holds (an engine, a subprocess); nothing by default."""
 
 
 # --------------------------------------------------------------------------- ctx-lsp
@@ -136,22 +134,24 @@ def bundle_from_ctxlsp_json(workspace: Path, data: dict, latency_s: float) -> Bu
     pieces = []
     for s in data.get("sections", []):
         rng = s.get("range") or {}
-        pieces.append(Piece(
-            path=_rel_path(workspace, s),
-            content=s.get("content", ""),
-            start_line=rng.get("start_line"),
-            end_line=rng.get("end_line"),
-        ))
-    extra = {"sections": [
-        {k: s.get(k) for k in ("contributor", "path", "tier", "range", "tokens")}
-        for s in data.get("sections", [])
-    ]}
+        pieces.append(
+            Piece(
+                path=_rel_path(workspace, s),
+                content=s.get("content", ""),
+                start_line=rng.get("start_line"),
+                end_line=rng.get("end_line"),
+            )
+        )
+    extra = {
+        "sections": [
+            {k: s.get(k) for k in ("contributor", "path", "tier", "range", "tokens")} for s in data.get("sections", [])
+        ]
+    }
     return Bundle(pieces, data.get("text", ""), latency_s, data.get("total_tokens"), extra)
 
 
 def ctxlsp_args(workspace: Path, query: str, budget: int, open_file: str | None) -> list[str]:
-    args = ["bundle", "--workspace", str(workspace), "--query", query,
-            "--budget", str(budget), "--format", "json"]
+    args = ["bundle", "--workspace", str(workspace), "--query", query, "--budget", str(budget), "--format", "json"]
     if open_file:
         args += ["--open", open_file]
     return args
@@ -162,16 +162,16 @@ class CtxLspCli(System):
 
     name = "ctxlsp"
 
-    def __init__(self, project_root: Path | None = None, python: str = sys.executable,
-                 timeout_s: float = 600) -> None:
+    def __init__(self, project_root: Path | None = None, python: str = sys.executable, timeout_s: float = 600) -> None:
         self.root = project_root or ctxlsp_root()
         self.python = python
         self.timeout_s = timeout_s
 
     @staticmethod
     def available(project_root: Path = PROJECT_ROOT) -> bool:
-        proc = subprocess.run([sys.executable, "-m", "ctx_lsp", "bundle", "--help"],
-                              cwd=project_root, capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "ctx_lsp", "bundle", "--help"], cwd=project_root, capture_output=True, text=True
+        )
         return proc.returncode == 0
 
     def version_key(self) -> str:
@@ -183,7 +183,11 @@ class CtxLspCli(System):
         t0 = time.perf_counter()
         proc = subprocess.run(
             [self.python, "-m", "ctx_lsp", *ctxlsp_args(workspace, query, budget, open_file)],
-            cwd=self.root, env=env, capture_output=True, text=True, timeout=self.timeout_s,
+            cwd=self.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=self.timeout_s,
         )
         elapsed = time.perf_counter() - t0
         if proc.returncode != 0:
@@ -194,8 +198,7 @@ class CtxLspCli(System):
         _, elapsed = self._run(workspace, "warm up the index", 1000, None)
         return elapsed
 
-    def bundle(self, workspace: Path, files: list[str], query: str, budget: int,
-               open_file: str | None) -> Bundle:
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int, open_file: str | None) -> Bundle:
         data, elapsed = self._run(workspace, query, budget, open_file)
         return bundle_from_ctxlsp_json(workspace, data, elapsed)
 
@@ -213,7 +216,7 @@ class CtxLspInProcess(System):
         self.root = project_root or ctxlsp_root()
         if str(self.root) not in sys.path:
             sys.path.insert(0, str(self.root))
-        from ctx_lsp import cli  # noqa: PLC0415 (only when this system is asked for)
+        from ctx_lsp import cli
 
         _check_imported_from(self.root)
         self.cli = cli
@@ -234,8 +237,7 @@ class CtxLspInProcess(System):
     def prepare(self, workspace: Path, files: list[str]) -> float | None:
         return self._run(workspace, "warm up the index", 1000, None)[1]
 
-    def bundle(self, workspace: Path, files: list[str], query: str, budget: int,
-               open_file: str | None) -> Bundle:
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int, open_file: str | None) -> Bundle:
         data, elapsed = self._run(workspace, query, budget, open_file)
         return bundle_from_ctxlsp_json(workspace, data, elapsed)
 
@@ -255,8 +257,8 @@ class CtxLspEngine(System):
         self.root = project_root or ctxlsp_root()
         if str(self.root) not in sys.path:
             sys.path.insert(0, str(self.root))
-        from ctx_lsp import engine as engine_mod  # noqa: PLC0415
-        from ctx_lsp import wire  # noqa: PLC0415
+        from ctx_lsp import engine as engine_mod
+        from ctx_lsp import wire
 
         _check_imported_from(self.root)
         self._mod = engine_mod
@@ -281,8 +283,7 @@ class CtxLspEngine(System):
         self._ws = workspace
         return time.perf_counter() - t0
 
-    def bundle(self, workspace: Path, files: list[str], query: str, budget: int,
-               open_file: str | None) -> Bundle:
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int, open_file: str | None) -> Bundle:
         if self._ws != workspace or self._engine is None:
             self.prepare(workspace, files)
         opened = (str(workspace.resolve() / open_file),) if open_file else ()
@@ -317,8 +318,7 @@ class Bm25System(System):
         self._ws = workspace
         return time.perf_counter() - t0
 
-    def bundle(self, workspace: Path, files: list[str], query: str, budget: int,
-               open_file: str | None) -> Bundle:
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int, open_file: str | None) -> Bundle:
         if self._ws != workspace or self._index is None:
             self.prepare(workspace, files)
         assert self._index is not None
@@ -328,8 +328,7 @@ class Bm25System(System):
         by_path = {d.path: d.text for d in self._index.docs}
         pieces = [Piece(path, by_path[path]) for path, _, _ in chosen]
         text = "".join(block for _, block, _ in chosen)
-        return Bundle(pieces, text, elapsed, sum(n for _, _, n in chosen),
-                      {"files": [p for p, _, _ in chosen]})
+        return Bundle(pieces, text, elapsed, sum(n for _, _, n in chosen), {"files": [p for p, _, _ in chosen]})
 
 
 # --------------------------------------------------------------------------- Aider
@@ -374,20 +373,23 @@ class AiderSystem(System):
     def version_key(self) -> str:
         if self._version is None:
             out = subprocess.run(
-                [self.python, "-c", "import aider, grep_ast, tree_sitter_language_pack as t;"
-                 "print(aider.__version__)"],
-                capture_output=True, text=True, check=True,
+                [self.python, "-c", "import aider, grep_ast, tree_sitter_language_pack as t;print(aider.__version__)"],
+                capture_output=True,
+                text=True,
+                check=True,
             )
-            self._version = out.stdout.strip() + "-" + file_hash(HERE / "aider_runner.py",
-                                                                  HERE / "tokens.py")
+            self._version = out.stdout.strip() + "-" + file_hash(HERE / "aider_runner.py", HERE / "tokens.py")
         return self._version
 
     def _request(self, req: dict[str, Any]) -> dict[str, Any]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
                 [self.python, str(HERE / "aider_runner.py"), "--serve"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                text=True, cwd="/tmp",
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                cwd="/tmp",
             )
         assert self._proc.stdin and self._proc.stdout
         self._proc.stdin.write(json.dumps(req) + "\n")
@@ -401,14 +403,15 @@ class AiderSystem(System):
         return res
 
     def prepare(self, workspace: Path, files: list[str]) -> float | None:
-        res = self._request({"workspace": str(workspace), "query": "", "budget": 1024,
-                             "open_file": None, "files": files})
+        res = self._request(
+            {"workspace": str(workspace), "query": "", "budget": 1024, "open_file": None, "files": files}
+        )
         return res.get("scan_s")
 
-    def bundle(self, workspace: Path, files: list[str], query: str, budget: int,
-               open_file: str | None) -> Bundle:
-        res = self._request({"workspace": str(workspace), "query": query, "budget": budget,
-                             "open_file": open_file, "files": files})
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int, open_file: str | None) -> Bundle:
+        res = self._request(
+            {"workspace": str(workspace), "query": query, "budget": budget, "open_file": open_file, "files": files}
+        )
         pieces = parse_aider_map(res["map"], set(files))
         extra = {k: res[k] for k in ("raw_tokens", "shrinks", "final_max_map_tokens")}
         return Bundle(pieces, res["map"], res["latency_s"], res["tokens"], extra)

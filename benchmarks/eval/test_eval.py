@@ -14,13 +14,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bm25_baseline  # noqa: E402
-import metrics  # noqa: E402
-import run as runner  # noqa: E402
-from gitrepo import GitRepo  # noqa: E402
-from instances import clean_message, definitions, extract, is_test_path, task_is_usable  # noqa: E402
-from metrics import Bundle, Piece  # noqa: E402
-from systems import Bm25System, parse_aider_map  # noqa: E402
+import bm25_baseline
+import metrics
+import run as runner
+from gitrepo import GitRepo
+from instances import clean_message, definitions, extract, is_test_path, task_is_usable
+from metrics import Bundle, Piece
+from systems import Bm25System, parse_aider_map
 
 MOD_V1 = '''\
 """A module."""
@@ -48,11 +48,9 @@ class Other:
 
 MOD_V2 = MOD_V1.replace(
     "        total = 0\n", "        if not items:\n            return None\n        total = 0\n"
-).replace(
-    "    def baz(self, items):", "    def qux(self):\n        return 2\n\n    def baz(self, items):"
-)
+).replace("    def baz(self, items):", "    def qux(self):\n        return 2\n\n    def baz(self, items):")
 
-OTHER_V1 = '''\
+OTHER_V1 = """\
 import os
 
 
@@ -63,16 +61,20 @@ def load(path):
 
 def save(path, data):
     pass
-'''
+"""
 
 OTHER_V2 = OTHER_V1.replace("    return open(path).read()", "    with open(path) as fh:\n        return fh.read()")
 
 
 def git(cwd: Path, *args: str) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True,
-                          capture_output=True, text=True).stdout
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+    )
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 
 def write(root: Path, rel: str, text: str) -> None:
@@ -97,9 +99,14 @@ def tiny_repo(tmp_path: Path) -> Path:
     write(root, "tests/test_mod.py", "def test_x():\n    assert 1\n")
     write(root, "CHANGES.md", "- fixed\n")
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m",
+    git(
+        root,
+        "commit",
+        "-q",
+        "-m",
         "Make Foo.baz return None for empty input\n\nAlso close files in load.\n\n"
-        "Fixes #12\n\nSigned-off-by: Someone <s@example.com>")
+        "Fixes #12\n\nSigned-off-by: Someone <s@example.com>",
+    )
     write(root, "pkg/mod.py", MOD_V2 + "\n__version__ = '2'\n")
     git(root, "commit", "-q", "-am", "Bump version to 2.0 for the next release today")
     return root
@@ -128,8 +135,7 @@ def test_bare_repo_and_workspace(tiny_repo: Path, tmp_path: Path) -> None:
     inst = extract(bare)[0]
     ws = GitRepo(bare).workspace(inst.parent, tmp_path / "ws")
     assert (ws / "pkg" / "mod.py").read_text() == MOD_V1
-    assert bm25_baseline.list_files(ws) == ["README.md", "pkg/mod.py", "pkg/other.py",
-                                            "tests/test_mod.py"]
+    assert bm25_baseline.list_files(ws) == ["README.md", "pkg/mod.py", "pkg/other.py", "tests/test_mod.py"]
     assert GitRepo(bare).workspace(inst.parent, tmp_path / "ws") == ws  # cached
 
 
@@ -145,11 +151,18 @@ def test_helpers() -> None:
     assert [s.name for s in defs["Foo.baz"].chain] == ["Foo", "baz"]
 
 
-FOO_BAZ = {"path": "pkg/mod.py", "qualname": "Foo.baz", "kind": "def", "start_line": 12,
-           "def_line": 12, "end_line": 16,
-           "chain": [{"kind": "class", "name": "Foo", "line": 8, "text": "class Foo:"},
-                     {"kind": "def", "name": "baz", "line": 12,
-                      "text": "def baz(self, items):"}]}
+FOO_BAZ = {
+    "path": "pkg/mod.py",
+    "qualname": "Foo.baz",
+    "kind": "def",
+    "start_line": 12,
+    "def_line": 12,
+    "end_line": 16,
+    "chain": [
+        {"kind": "class", "name": "Foo", "line": 8, "text": "class Foo:"},
+        {"kind": "def", "name": "baz", "line": 12, "text": "def baz(self, items):"},
+    ],
+}
 
 
 def test_function_found_rules() -> None:
@@ -181,10 +194,11 @@ def test_score_and_aggregate(tiny_repo: Path) -> None:
     assert row_open["file_recall"] == 0.0 and row_open["func_recall"] == 0.0
     big = runner.score(inst, "cold", 1, bundle)
     assert big["overrun"]
-    rows = [dict(row, system="s", mode="cold", budget=100),
-            dict(row_open, system="s", mode="open", budget=100),
-            {"error": "boom", "system": "s", "mode": "cold", "budget": 100,
-             "files_total": 2, "funcs_total": 3}]
+    rows = [
+        dict(row, system="s", mode="cold", budget=100),
+        dict(row_open, system="s", mode="open", budget=100),
+        {"error": "boom", "system": "s", "mode": "cold", "budget": 100, "files_total": 2, "funcs_total": 3},
+    ]
     summ = runner.aggregate(rows)
     assert summ["s|cold|100"]["file_recall"] == pytest.approx(0.25)  # error counts as 0
     assert summ["s|cold|100"]["errors"] == 1
@@ -196,10 +210,17 @@ def test_bm25_packs_whole_files_within_budget(tiny_repo: Path) -> None:
     ws = GitRepo(tiny_repo).workspace(inst.parent, tiny_repo.parent / "ws")
     files = bm25_baseline.list_files(ws)
     assert bm25_baseline.tokenize("get_HTTPResponse.parseURL pkg/mod.py") == [
-        "get", "http", "response", "parse", "url", "pkg", "mod"]
+        "get",
+        "http",
+        "response",
+        "parse",
+        "url",
+        "pkg",
+        "mod",
+    ]
     system = Bm25System()
     b = system.bundle(ws, files, "Foo baz items total", 10_000, None)
-    assert [p.path for p in b.pieces][0] == "pkg/mod.py"
+    assert next(p.path for p in b.pieces) == "pkg/mod.py"
     assert "pkg/other.py" not in b.paths()  # no query term in it: not retrieved
     small = system.bundle(ws, files, "Foo baz items total", 20, None)
     assert small.pieces == [] and small.text == ""
@@ -208,8 +229,10 @@ def test_bm25_packs_whole_files_within_budget(tiny_repo: Path) -> None:
 
 
 def test_parse_aider_map() -> None:
-    text = ("\nREADME.md\n\npkg/mod.py:\n⋮\n│class Foo:\n⋮\n│    def baz(self, items):\n⋮\n"
-            "\npkg/other.py:\n│def load(path):\n")
+    text = (
+        "\nREADME.md\n\npkg/mod.py:\n⋮\n│class Foo:\n⋮\n│    def baz(self, items):\n⋮\n"
+        "\npkg/other.py:\n│def load(path):\n"
+    )
     pieces = parse_aider_map(text, {"README.md", "pkg/mod.py", "pkg/other.py"})
     assert [p.path for p in pieces] == ["README.md", "pkg/mod.py", "pkg/other.py"]
     assert metrics.piece_shows_function(pieces[1], FOO_BAZ)

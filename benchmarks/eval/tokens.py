@@ -55,8 +55,7 @@ def _read_ranks_file() -> bytes:
             return data
     tried = ", ".join(str(p) for p in _candidates())
     raise FileNotFoundError(
-        "o200k_base ranks not found (tried: " + tried + "). "
-        "See benchmarks/eval/README.md, 'Tokenizer'."
+        "o200k_base ranks not found (tried: " + tried + "). See benchmarks/eval/README.md, 'Tokenizer'."
     )
 
 
@@ -66,10 +65,7 @@ def encoding() -> tiktoken.Encoding:
     import tiktoken_ext.openai_public as op
 
     raw = _read_ranks_file()
-    ranks = {
-        base64.b64decode(tok): int(rank)
-        for tok, rank in (line.split() for line in raw.splitlines() if line)
-    }
+    ranks = {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in raw.splitlines() if line)}
     original = op.load_tiktoken_bpe
     op.load_tiktoken_bpe = lambda *a, **k: ranks  # reuse tiktoken's own pat_str/specials
     try:

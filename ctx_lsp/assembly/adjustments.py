@@ -7,8 +7,8 @@ why, say, the codebase map got smaller than its configured share.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ctx_lsp.relevance import DOMINANT_HIT_MAP_SHRINK, DOMINANT_HIT_RATIO
 from ctx_lsp.vocabulary import AdjustmentRule, ContributorName
@@ -51,8 +51,14 @@ def no_conversation_to_working_files(shares: Shares, s: Signals) -> str | None:
         return None
     if not s.working_focus:
         moved = _move(shares, HISTORY, MAP)
-        return (f"no conversation, and no cursor or edits in the working files: its {moved:.0%} share "
-                "goes to the codebase map around them") if moved else None
+        return (
+            (
+                f"no conversation, and no cursor or edits in the working files: its {moved:.0%} share "
+                "goes to the codebase map around them"
+            )
+            if moved
+            else None
+        )
     moved = _move(shares, HISTORY, WORKING)
     return f"no conversation: its {moved:.0%} share goes to working files" if moved else None
 
@@ -76,8 +82,14 @@ def dominant_hit_shrinks_map(shares: Shares, s: Signals) -> str | None:
     if s.top_hit_ratio < DOMINANT_HIT_RATIO:
         return None
     moved = _move(shares, MAP, RETRIEVAL, DOMINANT_HIT_MAP_SHRINK)
-    return (f"one retrieval hit {s.top_hit_ratio:.1f}× above the rest: codebase map shrunk by "
-            f"{moved:.0%} of the budget, given to retrieval") if moved else None
+    return (
+        (
+            f"one retrieval hit {s.top_hit_ratio:.1f}× above the rest: codebase map shrunk by "
+            f"{moved:.0%} of the budget, given to retrieval"
+        )
+        if moved
+        else None
+    )
 
 
 RULES: dict[str, Rule] = {

@@ -7,8 +7,8 @@ produce a bundle the model cannot take. An unknown model gets 128K and a warning
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from ctx_lsp.code.tiers import TIER_CAP_TOKENS
 from ctx_lsp.relevance import MAX_FOCUSED_CAP, MAX_OUTLINE_CAP, OUTLINE_CAP_SHARE
@@ -94,8 +94,6 @@ def plan_budget(
         total = max(1, int(limit * share) - reserve)
         return BudgetPlan(total, limit, reserve, (warning,) if warning else ())
     return BudgetPlan(agent_budget, None, 0)
-
-
 
 
 def tier_caps(budget: int) -> dict[Tier, int]:

@@ -15,8 +15,8 @@ the real token count of the rendered text never exceeds the budget.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Collection, Mapping, Sequence
 
 from ctx_lsp.assembly.adjustments import Signals, apply_adjustments
 from ctx_lsp.assembly.budget import tier_caps
@@ -51,6 +51,7 @@ SURPLUS_RECIPIENT_MIN_USE = 0.80
 """Contributors using > 80 % of their allocation may receive surplus (DESIGN, pass 4)."""
 SECTION_JOIN_SLACK = 2
 """Tokens per section for the blank lines joining sections (merges vary by one)."""
+
 
 @dataclass
 class Placed:
@@ -91,9 +92,16 @@ class _State:
 
 def section_of(c: Candidate, r: Rendering) -> Section:
     return Section(
-        id=c.id, contributor=c.contributor, path=c.path, uri=c.uri, tier=int(r.tier),
-        range=LineRange(r.start_line, r.end_line), tokens=r.tokens, salience=round(c.salience, 4),
-        reason=c.reason, content=r.content,
+        id=c.id,
+        contributor=c.contributor,
+        path=c.path,
+        uri=c.uri,
+        tier=int(r.tier),
+        range=LineRange(r.start_line, r.end_line),
+        tokens=r.tokens,
+        salience=round(c.salience, 4),
+        reason=c.reason,
+        content=r.content,
     )
 
 
@@ -207,7 +215,9 @@ def _fill(state: _State, taken: dict[str, str], pricer: _Pricer, decisions: dict
     placed_ids = {p.candidate.id for p in state.placed}
     for c in fresh:
         if c.id not in placed_ids:
-            decisions[c.id].outcome = f"out: outranked — {state.name}'s {budget} tokens were spent on higher-ranked items"
+            decisions[
+                c.id
+            ].outcome = f"out: outranked — {state.name}'s {budget} tokens were spent on higher-ranked items"
 
 
 _SNAPSHOT_ORDER: list[str] = list(ContributorName)
@@ -250,8 +260,9 @@ def assemble(
     decisions: dict[str, Decision] = {}
     for name, offer in offers.items():
         for c in offer.candidates:
-            decisions[c.id] = Decision(c.id, name, c.path, round(c.salience, 4),
-                                       round(weights.get(name, 1.0) * c.salience, 4), c.reason)
+            decisions[c.id] = Decision(
+                c.id, name, c.path, round(c.salience, 4), round(weights.get(name, 1.0) * c.salience, 4), c.reason
+            )
 
     # Pass 1: resolve.
     skipped: list[str] = []
@@ -308,8 +319,13 @@ def assemble(
             s.allocation = s.used
     # Busy recipients first (DESIGN); then, so budget is not left idle, anyone who still has
     # candidates that did not fit.
-    busy = [n for n in order if n not in donors and states[n].allocation
-            and states[n].used > SURPLUS_RECIPIENT_MIN_USE * states[n].allocation]
+    busy = [
+        n
+        for n in order
+        if n not in donors
+        and states[n].allocation
+        and states[n].used > SURPLUS_RECIPIENT_MIN_USE * states[n].allocation
+    ]
     hungry = [n for n in order if n not in donors and n not in busy and not _satisfied(states[n], taken)]
     for name in [*busy, *hungry]:
         s = states[name]
@@ -344,18 +360,27 @@ def assemble(
             d.tier, d.tokens = int(p.tier), p.rendering.tokens
             wanted = p.candidate.tier
             d.included = True
-            d.outcome = (f"in: tier {int(p.tier)}" if p.tier == wanted
-                         else f"in: condensed from tier {int(wanted)} to {int(p.tier)} to fit")
+            d.outcome = (
+                f"in: tier {int(p.tier)}"
+                if p.tier == wanted
+                else f"in: condensed from tier {int(wanted)} to {int(p.tier)} to fit"
+            )
             if p.rendering.truncated:
                 d.outcome += " (cut to its cap)"
     contributions = [
-        Contribution(name, states[name].allocation + reserved.get(name, 0),
-                     states[name].used + reserved.get(name, 0), len(states[name].placed)
-                     + (1 if reserved.get(name) else 0), states[name].condensed)
-        for name in ContributorName if name in states
+        Contribution(
+            name,
+            states[name].allocation + reserved.get(name, 0),
+            states[name].used + reserved.get(name, 0),
+            len(states[name].placed) + (1 if reserved.get(name) else 0),
+            states[name].condensed,
+        )
+        for name in ContributorName
+        if name in states
     ]
-    return Outcome(sections, text, total, contributions, condensations, fired, reallocations, skipped,
-                   list(decisions.values()))
+    return Outcome(
+        sections, text, total, contributions, condensations, fired, reallocations, skipped, list(decisions.values())
+    )
 
 
 def _satisfied(state: _State, taken: Mapping[str, str]) -> bool:
@@ -375,16 +400,18 @@ def _normalise(shares: dict[str, float]) -> None:
         shares[name] /= total
 
 
-def _render_all(states: Mapping[str, _State], presentation: Sequence[str], title: str, fmt: Format,
-                counter: TokenCounter) -> tuple[list[Section], str, int]:
+def _render_all(
+    states: Mapping[str, _State], presentation: Sequence[str], title: str, fmt: Format, counter: TokenCounter
+) -> tuple[list[Section], str, int]:
     ordered = [n for n in presentation if n in states] + [n for n in states if n not in presentation]
     sections = [section_of(p.candidate, p.rendering) for n in ordered for p in states[n].placed]
     text = render(sections, title, fmt)
     return sections, text, counter.count(text)
 
 
-def _condense_one(states: Mapping[str, _State], order: Sequence[str], pricer: _Pricer,
-                  log: list[str], decisions: dict[str, Decision]) -> bool:
+def _condense_one(
+    states: Mapping[str, _State], order: Sequence[str], pricer: _Pricer, log: list[str], decisions: dict[str, Decision]
+) -> bool:
     """Step the lowest-ranked section of the first condensable contributor down a tier."""
     for name in [*order, *[n for n in states if n not in order]]:
         s = states.get(name)

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ctx_lsp.assembly.adjustments import Signals
 from ctx_lsp.assembly.budget import BudgetPlan, plan_budget
@@ -91,12 +91,18 @@ def plan(request: BundleRequest, config: Config) -> Policy:
     profile = request.profile or config.default_context_window_type
     window_type = config.context_window_types.get(profile)
     if window_type is None:
-        raise InvalidParam("profile", f"unknown context window type {profile!r}",
-                           f"use one of {', '.join(config.context_window_types)}")
+        raise InvalidParam(
+            "profile",
+            f"unknown context window type {profile!r}",
+            f"use one of {', '.join(config.context_window_types)}",
+        )
     agent = config.agent(request.agent)
     budget = plan_budget(
-        budget=request.budget, model=request.model, utilization=request.utilization,
-        agent_budget=agent.budget, output_reserve_pct=window_type.output_reserve_pct,
+        budget=request.budget,
+        model=request.model,
+        utilization=request.utilization,
+        agent_budget=agent.budget,
+        output_reserve_pct=window_type.output_reserve_pct,
         model_overrides=config.model_limits,
     )
     warnings = list(budget.warnings)
@@ -113,8 +119,18 @@ def build(request: BundleRequest, policy: Policy, sources: Sources) -> Built:
     reserved = {HISTORY.value: windowed.metadata.input_tokens_used} if windowed else {}
     offers = collect_offers(ctx)
     title = f"Context for: {request.query.strip()}" if request.query.strip() else "Context"
-    outcome = assemble(offers, policy.window_type, policy.profile, sources.config.weights, policy.budget.total,
-                       sources.counter, title, request.format, signals_of(ctx), reserved)
+    outcome = assemble(
+        offers,
+        policy.window_type,
+        policy.profile,
+        sources.config.weights,
+        policy.budget.total,
+        sources.counter,
+        title,
+        request.format,
+        signals_of(ctx),
+        reserved,
+    )
     if not outcome.sections:
         ctx.warnings.append("nothing to show: give a query, open files, or a larger budget")
     total = outcome.total_tokens + reserved.get(HISTORY.value, 0)
@@ -129,7 +145,10 @@ def build(request: BundleRequest, policy: Policy, sources: Sources) -> Built:
     elapsed_ms = (time.perf_counter() - started) * 1000
     log.debug("bundle in %.1f ms", elapsed_ms)
     explanation = Explanation(
-        query=request.query, agent=request.agent, budget=policy.budget.total, total_tokens=outcome.total_tokens,
+        query=request.query,
+        agent=request.agent,
+        budget=policy.budget.total,
+        total_tokens=outcome.total_tokens,
         elapsed_ms=round(elapsed_ms, 1),
         candidates=tuple(sorted(outcome.decisions, key=lambda d: (not d.included, -d.rank, d.id))),
     )
@@ -141,12 +160,20 @@ def prepare(request: BundleRequest, policy: Policy, sources: Sources) -> Assembl
     is personalised to the working files, the search ranking blends in the graph."""
     max_tier = Tier(policy.window_type.max_tier)
     ctx = AssemblyContext(
-        request=request, workspace=sources.workspace, search=sources.search, counter=sources.counter,
-        tier=Tier(min(request.tier or policy.agent.tier, max_tier)), max_tier=max_tier,
+        request=request,
+        workspace=sources.workspace,
+        search=sources.search,
+        counter=sources.counter,
+        tier=Tier(min(request.tier or policy.agent.tier, max_tier)),
+        max_tier=max_tier,
         focus_path=sources.absolute(request.focus.path) if request.focus else None,
-        graph=sources.graph, mentioned=frozenset(identifiers(request.query)), renders=sources.renders,
-        docs_cap=policy.agent.docs_cap, artifacts_budget=sources.config.artifacts_budget,
-        library_docs=sources.library_docs, warnings=list(policy.warnings),
+        graph=sources.graph,
+        mentioned=frozenset(identifiers(request.query)),
+        renders=sources.renders,
+        docs_cap=policy.agent.docs_cap,
+        artifacts_budget=sources.config.artifacts_budget,
+        library_docs=sources.library_docs,
+        warnings=list(policy.warnings),
     )
     ctx.working = resolve_working_files(ctx)
     personal = {w.entry.abs_path: w.salience for w in ctx.working}
@@ -155,8 +182,9 @@ def prepare(request: BundleRequest, policy: Policy, sources: Sources) -> Assembl
     return ctx
 
 
-def window_conversation(request: BundleRequest, policy: Policy, counter: TokenCounter,
-                        warnings: list[str]) -> WindowResult | None:
+def window_conversation(
+    request: BundleRequest, policy: Policy, counter: TokenCounter, warnings: list[str]
+) -> WindowResult | None:
     """Step 3: the conversation, windowed into its pass-3 share among the contributors
     taking part. Its tokens are reserved: the rest of the bundle gets what is left."""
     if not request.messages:
@@ -169,9 +197,11 @@ def window_conversation(request: BundleRequest, policy: Policy, counter: TokenCo
     windowed = window_messages(list(request.messages), share, counter, summary=request.summary)
     if windowed.metadata.input_tokens_used > policy.budget.total:
         raise InvalidParam(
-            "messages", f"the system messages and last turns need {windowed.metadata.input_tokens_used} "
+            "messages",
+            f"the system messages and last turns need {windowed.metadata.input_tokens_used} "
             f"tokens, more than the whole budget ({policy.budget.total})",
-            "raise the budget, or send fewer or shorter messages")
+            "raise the budget, or send fewer or shorter messages",
+        )
     warnings.extend(f"conversation: {n}" for n in windowed.notes)
     return windowed
 
@@ -186,7 +216,7 @@ def collect_offers(ctx: AssemblyContext) -> dict[str, Offer]:
             offers[contributor.name.value] = contributor.offer(ctx)
         except CtxError:
             raise
-        except Exception as err:  # noqa: BLE001 - isolation is the point: report and go on
+        except Exception as err:
             log.exception("contributor %s failed", contributor.name)
             ctx.warnings.append(f"{contributor.name} left out: it failed with {type(err).__name__}: {err}")
             offers[contributor.name.value] = Offer(contributor.name, [], contributor.strategy)
@@ -197,8 +227,10 @@ def signals_of(ctx: AssemblyContext) -> Signals:
     """What the dynamic adjustments (pass 2) look at."""
     request = ctx.request
     return Signals(
-        has_messages=bool(request.messages), has_working_files=bool(ctx.working),
-        has_query=bool(request.query.strip()), top_hit_ratio=top_hit_ratio(ctx.ranked),
+        has_messages=bool(request.messages),
+        has_working_files=bool(ctx.working),
+        has_query=bool(request.query.strip()),
+        top_hit_ratio=top_hit_ratio(ctx.ranked),
         working_focus=any(w.focus_symbols for w in ctx.working),
     )
 

@@ -8,16 +8,31 @@ file that itself contains ``` cannot break out of its block.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 from xml.sax.saxutils import quoteattr
 
 from ctx_lsp.vocabulary import Format, Section
 
 TIER_NAMES = {1: "outline", 2: "focused", 3: "full"}
 
-_FENCE_LANG = {".py": "python", ".pyi": "python", ".md": "markdown", ".toml": "toml", ".json": "json",
-               ".yaml": "yaml", ".yml": "yaml", ".js": "javascript", ".ts": "typescript", ".sh": "bash",
-               ".rst": "rst", ".cfg": "ini", ".ini": "ini", ".html": "html", ".css": "css", ".txt": ""}
+_FENCE_LANG = {
+    ".py": "python",
+    ".pyi": "python",
+    ".md": "markdown",
+    ".toml": "toml",
+    ".json": "json",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".sh": "bash",
+    ".rst": "rst",
+    ".cfg": "ini",
+    ".ini": "ini",
+    ".html": "html",
+    ".css": "css",
+    ".txt": "",
+}
 
 
 def _fence_for(content: str) -> str:
@@ -50,8 +65,8 @@ def render_xml(sections: Sequence[Section], title: str) -> str:
         r = s.range
         body = s.content.replace("</document>", "&lt;/document>")
         parts.append(
-            f"<document path={quoteattr(s.path)} lines=\"{r.start_line}-{r.end_line}\" "
-            f"tier=\"{TIER_NAMES.get(s.tier, s.tier)}\" contributor={quoteattr(s.contributor)}>\n"
+            f'<document path={quoteattr(s.path)} lines="{r.start_line}-{r.end_line}" '
+            f'tier="{TIER_NAMES.get(s.tier, s.tier)}" contributor={quoteattr(s.contributor)}>\n'
             f"{body.rstrip(chr(10))}\n</document>"
         )
     parts.append("</context>")

@@ -183,9 +183,7 @@ def outline_from_json(s: str) -> Outline:
     return Outline(
         language=language,
         docstring=docstring,
-        imports=tuple(
-            Import(line, text, module, tuple(names)) for line, text, module, names in imports
-        ),
+        imports=tuple(Import(line, text, module, tuple(names)) for line, text, module, names in imports),
         constants=tuple(Constant(line, name, text) for line, name, text in constants),
         symbols=tuple(
             Symbol(q, n, k, sig, tuple(dec), doc, sl, el, bl, d, p, tuple(calls), bool(a))

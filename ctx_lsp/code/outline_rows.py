@@ -130,9 +130,7 @@ def _symbol_rows(symbol: Symbol, lines: Sequence[str], unit: int) -> list[Row]:
         if lines[number - 1].lstrip().startswith("@")
     ]
     if len(decorator_lines) != len(symbol.decorators):  # comments or odd layout
-        decorator_lines = [
-            min(symbol.start_line + i, header) for i in range(len(symbol.decorators))
-        ]
+        decorator_lines = [min(symbol.start_line + i, header) for i in range(len(symbol.decorators))]
     indent = INDENT * symbol.depth
     rows = [
         Row(number, indent + _cut_doc(decorator), False, unit)
@@ -190,7 +188,10 @@ KEY_MEMBER = 6  # members: the first of every class, then the second of every cl
 
 
 def python_rows(
-    outline: Outline, lines: Sequence[str], focus: Collection[str], ranks: Mapping[str, float],
+    outline: Outline,
+    lines: Sequence[str],
+    focus: Collection[str],
+    ranks: Mapping[str, float],
     compact: bool = False,
 ) -> tuple[list[Row], list[Unit]]:
     """Rows of a Python outline in line order, and their units keyed by what to keep first.
@@ -303,8 +304,14 @@ def focused_rows(
         for gone in replaced:  # what the body shows is not folded away: never counted as hidden
             units[gone.unit] = units[gone.unit]._replace(definition=False)
         out.extend(
-            Row(number, lines[number - 1], number == start, unit,
-                 ends=tuple(names) if number == end else (), source=True)
+            Row(
+                number,
+                lines[number - 1],
+                number == start,
+                unit,
+                ends=tuple(names) if number == end else (),
+                source=True,
+            )
             for number in range(start, end + 1)
         )
     while pending is not None:

@@ -92,9 +92,7 @@ _IMPORT_TYPES = frozenset({"import_statement", "import_from_statement", "future_
 # `if TYPE_CHECKING:` holds type-only imports (kept: they are real dependencies) and
 # aliases that only a type checker sees; `if __name__ == "__main__":` holds script
 # state. Constants inside either are noise in an outline.
-_NOISY_IF_CONDITION = re.compile(
-    r"^(?:\w+\.)?TYPE_CHECKING$|^__name__\s*==\s*['\"]__main__['\"]$"
-)
+_NOISY_IF_CONDITION = re.compile(r"^(?:\w+\.)?TYPE_CHECKING$|^__name__\s*==\s*['\"]__main__['\"]$")
 _MAY_OPEN_DOCSTRING = re.compile(rb"[rRbBuUfF]{0,2}[\"']|#")
 """A block whose first bytes are not a (prefixed) quote or a comment has no docstring."""
 _DOCSTRING_PREFIX = re.compile(r"^[rRbBuUfF]{0,2}")
@@ -112,6 +110,7 @@ def python_parser() -> Parser:
     if parser is None:
         parser = _thread_state.parser = Parser(_PY_LANGUAGE)
     return parser
+
 
 def _collapse(data: bytes) -> str:
     """Source text on one line: whitespace runs become one space, and a bracketed list
@@ -181,7 +180,7 @@ def _docstring(block: Node | None, src: bytes | None = None) -> str:
         return ""
     if src is not None and not _MAY_OPEN_DOCSTRING.match(src, block.start_byte):
         return ""
-    stmt = block.named_child(0)
+    stmt: Node | None = block.named_child(0)
     while stmt is not None and stmt.type == "comment":
         stmt = stmt.next_named_sibling
     if stmt is None or stmt.type != "expression_statement" or not stmt.named_child_count:
@@ -203,9 +202,7 @@ def _header_colon(node: Node, body: Node | None) -> Node | None:
     return child
 
 
-def _symbols(
-    src: bytes, def_nodes: list[Node], decorated_nodes: list[Node], call_nodes: list[Node]
-) -> list[Symbol]:
+def _symbols(src: bytes, def_nodes: list[Node], decorated_nodes: list[Node], call_nodes: list[Node]) -> list[Symbol]:
     """Definitions in source order with their nesting, plus the calls each body makes.
 
     Byte ranges from one tree nest, so a stack of the open definitions gives each one its
@@ -254,12 +251,10 @@ def _symbols(
             signature = _collapse(src[start : node.end_byte].split(b"\n", 1)[0])
         decorators: tuple[str, ...] = ()
         start_row, _ = node.start_point
-        wrapper = wrappers.get(start)
-        if wrapper is not None:
-            decorators = tuple(
-                _collapse_node(src, d) for d in wrapper.named_children if d.type == "decorator"
-            )
-            start_row = wrapper.start_point[0]
+        decorated = wrappers.get(start)
+        if decorated is not None:
+            decorators = tuple(_collapse_node(src, d) for d in decorated.named_children if d.type == "decorator")
+            start_row = decorated.start_point[0]
         end_row, end_column = node.end_point
         if end_column == 0 and end_row > start_row:
             end_row -= 1
@@ -401,17 +396,12 @@ def _is_noisy_if(node: Node) -> bool:
     return _NOISY_IF_CONDITION.match(_collapse(condition.text or b"")) is not None
 
 
-def _references(
-    id_nodes: list[Node], import_nodes: list[Node], symbols: list[Symbol]
-) -> tuple[tuple[str, int], ...]:
+def _references(id_nodes: list[Node], import_nodes: list[Node], symbols: list[Symbol]) -> tuple[tuple[str, int], ...]:
     """Identifier counts without definition names and import statements (the graph wants
     uses, not declarations)."""
     counts = Counter(map(_TEXT_OF, id_nodes))
     counts.subtract(
-        d.text
-        for node in import_nodes
-        for d in _descendants(node, node.end_byte)
-        if d.type == "identifier"
+        d.text for node in import_nodes for d in _descendants(node, node.end_byte) if d.type == "identifier"
     )
     counts.subtract(s.name.encode("utf-8", "replace") for s in symbols)
     return tuple(sorted((decode_source(name), n) for name, n in counts.items() if n > 0))
@@ -431,9 +421,7 @@ def outline_python(source: bytes) -> Outline:
 def _outline_python(source: bytes) -> Outline:
     root = python_parser().parse(source).root_node
     captures = QueryCursor(_QUERY).captures(root)
-    symbols = _symbols(
-        source, captures.get("def", []), captures.get("dec", []), captures.get("call", [])
-    )
+    symbols = _symbols(source, captures.get("def", []), captures.get("dec", []), captures.get("call", []))
     imports, constants = _module_level(source, root)
     return Outline(
         language="python",

@@ -216,7 +216,8 @@ class _PrefixCosts:
             while u >= 0 and u not in self.kept:
                 self.kept.add(u)
                 self.total += sum(self.renderer._costs_of(self.rows_of.get(u, []))) + (
-                    FOLD_NOTE_TOKENS if u in self.parents else 0)
+                    FOLD_NOTE_TOKENS if u in self.parents else 0
+                )
                 u = units[u].parent
             cumulative.append(self.total)
         return cumulative
@@ -229,6 +230,8 @@ FOLD_NOTE_TOKENS = 6
 """Tokens a `(+N members)` note adds to its row (estimate)."""
 FOLD_TRAILER_TOKENS = 10
 """Tokens of the `… N more definitions not shown` line (estimate)."""
+
+
 def _outline_rendering(
     tier: Tier, content: str, tokens: int, rows: Sequence[Row], outline: Outline, pruned: bool
 ) -> Rendering:
@@ -240,8 +243,14 @@ def _outline_rendering(
 
 
 def _cut_rendering(
-    tier: Tier, content: str, breaks: list[int], rows: Sequence[Row], outline: Outline,
-    counter: TokenCounter, cap: int, pruned: bool = False,
+    tier: Tier,
+    content: str,
+    breaks: list[int],
+    rows: Sequence[Row],
+    outline: Outline,
+    counter: TokenCounter,
+    cap: int,
+    pruned: bool = False,
 ) -> Rendering:
     """Rows that do not fit even pruned: whole lines up to the cap, preferably before a symbol."""
     cut = cut_to_tokens(content, cap, counter, breaks=breaks)
@@ -249,8 +258,9 @@ def _cut_rendering(
     shown = tuple(dict.fromkeys(name for row in rows[:kept] for name in row.ends))
     if not cut.text:
         return Rendering(tier, "", 0, 0, 0, bool(rows), ())
-    return Rendering(tier, cut.text, cut.tokens, 1 if outline.line_count else 0, outline.line_count,
-                     cut.truncated or pruned, shown)
+    return Rendering(
+        tier, cut.text, cut.tokens, 1 if outline.line_count else 0, outline.line_count, cut.truncated or pruned, shown
+    )
 
 
 ESTIMATE_SLACK_TOKENS = 16
@@ -265,9 +275,7 @@ def _empty(tier: Tier) -> Rendering:
     return Rendering(tier, "", 0, 0, 0, True, ())
 
 
-def _whole_or_nothing(
-    text: str, outline: Outline, tier: Tier, counter: TokenCounter, cap: int
-) -> Rendering:
+def _whole_or_nothing(text: str, outline: Outline, tier: Tier, counter: TokenCounter, cap: int) -> Rendering:
     """DESIGN: other text is whole-or-nothing — half a config file misleads more than none."""
     cut = cut_to_tokens(text, cap, counter)  # reads only until the cap is passed
     if cut.truncated or not text:
@@ -290,8 +298,7 @@ def _full(text: str, outline: Outline, counter: TokenCounter, cap: int) -> Rende
 
 def _content(rows: Sequence[Row], width: int) -> tuple[str, list[int]]:
     text = "".join(
-        f"{row.line:>{width}}{GUTTER}{row.text}\n" if row.line else f"{'':>{width}}{GUTTER}{row.text}\n"
-        for row in rows
+        f"{row.line:>{width}}{GUTTER}{row.text}\n" if row.line else f"{'':>{width}}{GUTTER}{row.text}\n" for row in rows
     )
     return text, [i for i, row in enumerate(rows) if row.starts_symbol]
 
@@ -314,13 +321,13 @@ def _pruned(rows: Sequence[Row], units: Sequence[Unit], kept: set[int], noun: st
     compact = {u for u in kept if units[u].key[0] != KEY_FOCUS}
     hidden_under: dict[int, int] = {}
     hidden_top = 0
-    for i, unit in enumerate(units):
-        if i in kept or not unit.definition:
+    for i, candidate in enumerate(units):
+        if i in kept or not candidate.definition:
             continue
-        if unit.parent < 0:
+        if candidate.parent < 0:
             hidden_top += 1
-        elif unit.parent in kept:
-            hidden_under[unit.parent] = hidden_under.get(unit.parent, 0) + 1
+        elif candidate.parent in kept:
+            hidden_under[candidate.parent] = hidden_under.get(candidate.parent, 0) + 1
     out: list[Row] = []
     last_row_of: dict[int, int] = {}  # unit -> index in `out` of its last outline row
     for row in rows:

@@ -42,7 +42,19 @@ class Artifacts:
             partial = any(p.status != "full" for p in result.pieces)
             return Rendering(tier, text, result.total_tokens, 1, text.count("\n") + 1, partial, ())
 
-        return Offer(self.name, [Candidate(
-            id=f"{self.name}:all", contributor=self.name, path="artifacts", uri="", salience=1.0,
-            reason=f"prior workflow outputs: {keys}", tier=Tier.FULL, render=memoised(rendering),
-        )], self.strategy)
+        return Offer(
+            self.name,
+            [
+                Candidate(
+                    id=f"{self.name}:all",
+                    contributor=self.name,
+                    path="artifacts",
+                    uri="",
+                    salience=1.0,
+                    reason=f"prior workflow outputs: {keys}",
+                    tier=Tier.FULL,
+                    render=memoised(rendering),
+                )
+            ],
+            self.strategy,
+        )

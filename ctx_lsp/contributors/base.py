@@ -13,9 +13,10 @@ from __future__ import annotations
 import functools
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Collection, Mapping, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ctx_lsp.code.tiers import OutlineRenderer
 from ctx_lsp.errors import CtxError
@@ -130,6 +131,11 @@ class Contributor(Protocol):
         ...
 
 
+def precomputed(ranks: Mapping[str, float]) -> Callable[[], Mapping[str, float]]:
+    """Ranks already at hand, in the lazy form `file_candidate` takes."""
+    return lambda: ranks
+
+
 def definition_ranks(
     ctx: AssemblyContext, rank: RankResult | None, abs_path: str, per_file: int
 ) -> Callable[[], dict[str, float]]:
@@ -173,16 +179,19 @@ def file_candidate(
         """Built on the first render that misses the cache; False if the file changed since
         it was indexed (then its renderings are not shared)."""
         text, current = workspace.read_text(entry)
-        return (OutlineRenderer(current.path, text, current.outline, counter, focus=focus,
-                                ranks=ordering()[0], compact=compact), current is entry)
+        return (
+            OutlineRenderer(
+                current.path, text, current.outline, counter, focus=focus, ranks=ordering()[0], compact=compact
+            ),
+            current is entry,
+        )
 
     unreadable: set[str] = set()
 
     def rendering(t: Tier, cap: int) -> Rendering:
         # Keyed by the file's content hash and buffer version and by what orders the
         # outline, so renderings are shared across requests while the file is unchanged.
-        key = (entry.abs_path, entry.hash, entry.overlay_version, int(t), cap,
-               ordering()[1] if t < Tier.FULL else ())
+        key = (entry.abs_path, entry.hash, entry.overlay_version, int(t), cap, ordering()[1] if t < Tier.FULL else ())
         hit = ctx.renders.get(key)
         if hit is None:
             try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ctx_lsp.contributors.base import AssemblyContext, definition_ranks, file_candidate
 from ctx_lsp.relevance import MAP_DEFINITIONS_PER_FILE, MAX_MAP_FILES
-from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy, Tier
+from ctx_lsp.vocabulary import BundleRequest, Candidate, ContributorName, Offer, Strategy, Tier
 
 
 class CodebaseMap:
@@ -25,9 +25,11 @@ class CodebaseMap:
 
     def offer(self, ctx: AssemblyContext) -> Offer:
         rank = ctx.rank
-        candidates = []
+        candidates: list[Candidate] = []
+        if rank is None:
+            return Offer(self.name, candidates, self.strategy)
         working = ctx.working_paths
-        for f in rank.files if rank is not None else ():
+        for f in rank.files:
             if len(candidates) >= MAX_MAP_FILES:
                 break
             entry = ctx.workspace.files.get(f.abs_path)
@@ -36,6 +38,7 @@ class CodebaseMap:
             mentioned = rank.mentioned_in.get(f.abs_path, ())
             reason = f"graph rank {f.score:.2f}" + (f"; defines {', '.join(mentioned[:3])}" if mentioned else "")
             ranks = definition_ranks(ctx, rank, entry.abs_path, MAP_DEFINITIONS_PER_FILE) if entry.symbols else None
-            candidates.append(file_candidate(ctx, entry, self.name, f.score, reason, Tier.OUTLINE, ranks=ranks,
-                                             compact=True))
+            candidates.append(
+                file_candidate(ctx, entry, self.name, f.score, reason, Tier.OUTLINE, ranks=ranks, compact=True)
+            )
         return Offer(self.name, candidates, self.strategy)

@@ -58,10 +58,16 @@ class LibraryDocsContributor:
 
             label = f"{first.library} {first.version}".strip()
             topic = f", topic {req.topic!r}" if req.topic else ""
-            candidates.append(Candidate(
-                id=f"{self.name}:{first.library}:{req.topic or ''}", contributor=self.name,
-                path=f"docs/{first.library}" + (f"#{req.topic}" if req.topic else ""), uri="",
-                salience=DOCS_SALIENCE, reason=f"library docs asked for: {label}{topic}",
-                tier=Tier.FULL, render=memoised(rendering),
-            ))
+            candidates.append(
+                Candidate(
+                    id=f"{self.name}:{first.library}:{req.topic or ''}",
+                    contributor=self.name,
+                    path=f"docs/{first.library}" + (f"#{req.topic}" if req.topic else ""),
+                    uri="",
+                    salience=DOCS_SALIENCE,
+                    reason=f"library docs asked for: {label}{topic}",
+                    tier=Tier.FULL,
+                    render=memoised(rendering),
+                )
+            )
         return Offer(self.name, candidates, self.strategy)

@@ -23,8 +23,11 @@ _NAMES = (*INSTRUCTION_FILES, FALLBACK_FILE)
 
 
 def _lookup(ctx: AssemblyContext) -> dict[str, IndexedFile]:
-    return {f.path: f for f in ctx.workspace.files.values() if f.path.endswith(_NAMES)
-            and posixpath.basename(f.path) in _NAMES}
+    return {
+        f.path: f
+        for f in ctx.workspace.files.values()
+        if f.path.endswith(_NAMES) and posixpath.basename(f.path) in _NAMES
+    }
 
 
 def _levels(start_dir: str) -> list[str]:

@@ -8,7 +8,7 @@ task mentions, outranks an equally worded stranger.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ctx_lsp.contributors.base import AssemblyContext, RankedFile, definition_ranks, file_candidate
 from ctx_lsp.index.search import SearchHit
@@ -28,8 +28,12 @@ from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy
 def is_test_path(path: str) -> bool:
     parts = path.lower().split("/")
     name = parts[-1]
-    return (any(p in ("test", "tests", "testing") for p in parts[:-1])
-            or name.startswith("test_") or name.endswith(("_test.py", "_tests.py")) or name == "conftest.py")
+    return (
+        any(p in ("test", "tests", "testing") for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith(("_test.py", "_tests.py"))
+        or name == "conftest.py"
+    )
 
 
 def mentions_tests(query: str) -> bool:
@@ -101,6 +105,16 @@ class Retrieval:
             if r.score > r.lexical + 1e-9:
                 near = "the working files" if ctx.working else "what the task names"
                 reason += f"; near {near} in the reference graph"
-            candidates.append(file_candidate(ctx, entry, self.name, r.score, reason, ctx.tier, symbols,
-                                             definition_ranks(ctx, ctx.rank, r.abs_path, DEFINITIONS_RANKED)))
+            candidates.append(
+                file_candidate(
+                    ctx,
+                    entry,
+                    self.name,
+                    r.score,
+                    reason,
+                    ctx.tier,
+                    symbols,
+                    definition_ranks(ctx, ctx.rank, r.abs_path, DEFINITIONS_RANKED),
+                )
+            )
         return Offer(self.name, candidates, self.strategy)

@@ -12,7 +12,7 @@ import difflib
 import time
 
 from ctx_lsp.code.outline import Outline
-from ctx_lsp.contributors.base import AssemblyContext, WorkingFile, file_candidate
+from ctx_lsp.contributors.base import AssemblyContext, WorkingFile, file_candidate, precomputed
 from ctx_lsp.errors import CtxError
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.workspace import Workspace
@@ -106,7 +106,7 @@ def resolve_working_files(ctx: AssemblyContext) -> list[WorkingFile]:
     for rank, (path, edited_at) in enumerate(workspace.buffers_by_recency()):
         age = max(0.0, now - edited_at)
         recency = 0.5 ** (age / RECENT_EDIT_HALF_LIFE_S)
-        salience = OPEN_SALIENCE * (RECENCY_DECAY ** rank) * (0.5 + 0.5 * recency)
+        salience = OPEN_SALIENCE * (RECENCY_DECAY**rank) * (0.5 + 0.5 * recency)
         add(path, salience, "open in the editor" + (f", edited {age:.0f}s ago" if edited_at else ""), None)
     return out
 
@@ -142,7 +142,17 @@ class WorkingFiles:
             if not focus and w.entry.tokens <= SMALL_FILE_TOKENS:
                 tier = ctx.max_tier if ctx.tier >= Tier.FOCUSED else ctx.tier  # small enough: whole file
             hits = dict(matches.get(w.entry.abs_path, {}))
-            candidates.append(file_candidate(ctx, w.entry, self.name, w.salience, w.reason, tier, focus,
-                                             (lambda hits=hits: hits) if hits else None))
+            candidates.append(
+                file_candidate(
+                    ctx,
+                    w.entry,
+                    self.name,
+                    w.salience,
+                    w.reason,
+                    tier,
+                    focus,
+                    precomputed(hits) if hits else None,
+                )
+            )
         candidates.sort(key=lambda c: (-c.salience, c.path))
         return Offer(self.name, candidates, self.strategy)

@@ -9,6 +9,7 @@ other tables).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import threading
@@ -136,10 +137,8 @@ class DocsCache(Generic[T]):
 
     def _close_db(self) -> None:
         if self._db is not None:
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 self._db.close()
-            except sqlite3.Error:
-                pass
         self._db = None
 
     def _connection(self) -> sqlite3.Connection | None:
@@ -156,8 +155,7 @@ class DocsCache(Generic[T]):
             row = db.execute("SELECT value FROM docs_meta WHERE key = 'schema'").fetchone()
             if row is None or row[0] != str(SCHEMA_VERSION):
                 db.executescript(
-                    "DELETE FROM docs_results;"
-                    f"UPDATE docs_meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema';"
+                    f"DELETE FROM docs_results;UPDATE docs_meta SET value = '{SCHEMA_VERSION}' WHERE key = 'schema';"
                 )
         except (sqlite3.Error, OSError) as err:
             self._fail("open", err)
@@ -191,7 +189,16 @@ class DocsCache(Generic[T]):
         try:
             db.execute(
                 "INSERT OR REPLACE INTO docs_results VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (key.library, key.version, key.stamp, key.topic, key.cap, key.tokenizer, self._encode(value), time.time()),
+                (
+                    key.library,
+                    key.version,
+                    key.stamp,
+                    key.topic,
+                    key.cap,
+                    key.tokenizer,
+                    self._encode(value),
+                    time.time(),
+                ),
             )
             self._puts += 1
             if self._puts % PRUNE_EVERY_PUTS == 0:

@@ -64,9 +64,7 @@ def normalize_name(name: str) -> str:
 # --- the workspace's interpreter and its paths --------------------------------------------
 
 
-def find_interpreter(
-    workspace_root: Path | None, configured: str | None, environ: Mapping[str, str]
-) -> str:
+def find_interpreter(workspace_root: Path | None, configured: str | None, environ: Mapping[str, str]) -> str:
     """The Python whose packages the workspace uses: the configured one (relative to the
     workspace root), else the workspace's `.venv`/`venv`, else `$VIRTUAL_ENV`, else ours."""
     if configured:

@@ -289,9 +289,13 @@ class LibraryDocs:
                 self._warnings.append(f"docs folder {missing} for {library} does not exist")
         for path in workspace_llms_files(self.workspace_root):
             title = normalize_name(llms_title(path))
-            owner = entries[title].name if title in entries else (
-                dependencies.project_name(self.workspace_root)
-                or (self.workspace_root.name if self.workspace_root else "")
+            owner = (
+                entries[title].name
+                if title in entries
+                else (
+                    dependencies.project_name(self.workspace_root)
+                    or (self.workspace_root.name if self.workspace_root else "")
+                )
             )
             if owner:
                 extra.setdefault(owner, []).append(str(path))

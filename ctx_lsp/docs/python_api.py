@@ -143,7 +143,7 @@ def _string_value(node: Node) -> str:
     """The text of a string literal, unescaped only of its quotes and prefix, dedented as
     `inspect.cleandoc` does for `__doc__`."""
     if node.type == "concatenated_string" and node.named_child_count:
-        node = node.named_child(0)  # type: ignore[assignment]
+        node = node.named_child(0)
     text = _STRING_PREFIX.sub("", _text(node), count=1)
     for quote in ('"""', "'''", '"', "'"):
         if text.startswith(quote) and text.endswith(quote) and len(text) >= 2 * len(quote):
@@ -213,9 +213,7 @@ def _definition(node: Node) -> tuple[Node, tuple[str, ...]] | None:
     """The def/class inside a statement, with its decorators, or None."""
     decorators: tuple[str, ...] = ()
     if node.type == "decorated_definition":
-        decorators = tuple(
-            _one_line(_text(d), MAX_MEMBER_CHARS) for d in node.named_children if d.type == "decorator"
-        )
+        decorators = tuple(_one_line(_text(d), MAX_MEMBER_CHARS) for d in node.named_children if d.type == "decorator")
         inner = node.child_by_field_name("definition")
         if inner is None:
             return None
@@ -235,8 +233,8 @@ def _member(src: bytes, node: Node, decorators: tuple[str, ...]) -> Member:
 def _assignment(node: Node) -> tuple[str, Node] | None:
     """(name, assignment node) of `NAME = …`, `NAME: T = …`, `NAME: T` or `type NAME = …`."""
     if node.type == "type_alias_statement":
-        left = node.named_child(0)
-        return (_text(left), node) if left is not None else None
+        alias = node.named_child(0)
+        return (_text(alias), node) if alias is not None else None
     if node.type != "expression_statement" or not node.named_child_count:
         return None
     value = node.named_child(0)

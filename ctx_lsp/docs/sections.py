@@ -54,9 +54,7 @@ SEPARATOR = "\n\n"
 
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
-_BADGE_LINE = re.compile(
-    r"^\s*(?:\[?!\[[^\]]*\]\([^)]*\)\]?(?:\([^)]*\))?\s*)+$"
-)
+_BADGE_LINE = re.compile(r"^\s*(?:\[?!\[[^\]]*\]\([^)]*\)\]?(?:\([^)]*\))?\s*)+$")
 """A line made only of (linked) images: README badges, which cost tokens and say nothing."""
 
 
@@ -248,7 +246,13 @@ def rst_headings(lines: Sequence[str]) -> list[Heading]:
     while i + 1 < len(lines):
         title = lines[i].rstrip()
         under = _RST_ADORNMENT.match(lines[i + 1])
-        if title and not title[0].isspace() and under and len(lines[i + 1].rstrip()) >= len(title) and not _RST_ADORNMENT.match(title):
+        if (
+            title
+            and not title[0].isspace()
+            and under
+            and len(lines[i + 1].rstrip()) >= len(title)
+            and not _RST_ADORNMENT.match(title)
+        ):
             over = i > 0 and lines[i - 1].rstrip() == lines[i + 1].rstrip()
             style = (under.group(1), over)
             if style not in styles:
@@ -269,7 +273,7 @@ def rst_headings(lines: Sequence[str]) -> list[Heading]:
 
 
 def document_format(name: str, content_type: str = "") -> str:
-    """"markdown" | "rst" | "text" from a content type or a file name; "" when unknown."""
+    """ "markdown" | "rst" | "text" from a content type or a file name; "" when unknown."""
     lowered = content_type.lower()
     if "markdown" in lowered:
         return "markdown"
@@ -322,16 +326,21 @@ def document_drafts(
         spans.append((label, 0, 0, first_heading))
     for k, heading in enumerate(headings):
         end = headings[k + 1].index if k + 1 < len(headings) else len(lines)
-        spans.append((f"{label}{HEADING_PATH_SEPARATOR}{heading.path}" if heading.path else label, heading.index, heading.body, end))
+        spans.append(
+            (
+                f"{label}{HEADING_PATH_SEPARATOR}{heading.path}" if heading.path else label,
+                heading.index,
+                heading.body,
+                end,
+            )
+        )
     drafts: list[Draft] = []
     for title, index, body, end in spans:
         cleaned = ["" if is_badge_line(line) else line for line in lines[body:end]]
         blocks = split_blocks(cleaned, first_line + body)
         if not blocks and index != body:
             continue  # a heading with nothing under it: its children carry its title
-        drafts.extend(
-            drafts_from_blocks(title, path, display, first_line + index, kind, blocks, max_chars)
-        )
+        drafts.extend(drafts_from_blocks(title, path, display, first_line + index, kind, blocks, max_chars))
     return drafts
 
 

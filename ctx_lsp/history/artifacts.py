@@ -140,13 +140,14 @@ def validate_artifacts(value: Any) -> list[tuple[str, str]]:
             )
         for field in item:
             if field not in ("key", "content"):
-                raise InvalidParam(
-                    f"{path}.{field}", "unknown field", "an artifact has only key and content"
-                )
+                raise InvalidParam(f"{path}.{field}", "unknown field", "an artifact has only key and content")
         key = item.get("key")
         if not isinstance(key, str) or not key.strip():
-            raise InvalidParam(f"{path}.key", type_problem(key, "a non-empty string"),
-                               "name the artifact, e.g. 'spec' or 'architecture'")
+            raise InvalidParam(
+                f"{path}.key",
+                type_problem(key, "a non-empty string"),
+                "name the artifact, e.g. 'spec' or 'architecture'",
+            )
         if len(key) > MAX_KEY_CHARS or any(ch in key for ch in "\r\n\t"):
             raise InvalidParam(
                 f"{path}.key",
@@ -158,8 +159,9 @@ def validate_artifacts(value: Any) -> list[tuple[str, str]]:
         seen.add(key)
         content = item.get("content")
         if not isinstance(content, str):
-            raise InvalidParam(f"{path}.content", type_problem(content, "a string"),
-                               "send the artifact's text as a string")
+            raise InvalidParam(
+                f"{path}.content", type_problem(content, "a string"), "send the artifact's text as a string"
+            )
         out.append((key, content))
     return out
 
@@ -208,9 +210,7 @@ def fill_artifacts(
     rare case it is over, so `total_tokens <= budget` holds whatever the tokenizer does.
     """
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
-        raise InvalidParam(
-            "budget", f"expected a whole number of tokens >= 0, got {budget!r}", "pass e.g. 4000"
-        )
+        raise InvalidParam("budget", f"expected a whole number of tokens >= 0, got {budget!r}", "pass e.g. 4000")
     ordered = prioritize(artifacts, order)
     originals = counter.count_many([content for _, content in ordered])
     allowance = budget
@@ -223,9 +223,7 @@ def fill_artifacts(
     return _drop_until_fits(list(pieces), budget, counter)
 
 
-def _drop_until_fits(
-    pieces: list[ArtifactPiece], budget: int, counter: TokenCounter
-) -> ArtifactsResult:
+def _drop_until_fits(pieces: list[ArtifactPiece], budget: int, counter: TokenCounter) -> ArtifactsResult:
     """Last resort: drop the lowest-priority rendered pieces until the real count fits."""
     for i in reversed(range(len(pieces))):
         total = counter.count(render_artifacts(ArtifactsResult(tuple(pieces), 0, budget)))
@@ -251,9 +249,7 @@ def _fill(
     return tuple(pieces)
 
 
-def _fit_one(
-    key: str, content: str, original: int, room: int, counter: TokenCounter
-) -> tuple[ArtifactPiece, int]:
+def _fit_one(key: str, content: str, original: int, room: int, counter: TokenCounter) -> tuple[ArtifactPiece, int]:
     """One artifact against the room left: the piece and what its block costs."""
     full = counter.count(render_block(key, content)) + SEPARATOR_TOKENS
     if full <= room:
@@ -271,9 +267,7 @@ def _fit_one(
     return ArtifactPiece(key, "", 0, original, DROPPED), 0
 
 
-def cut_at_boundary(
-    key: str, content: str, original: int, room: int, counter: TokenCounter
-) -> tuple[str, int] | None:
+def cut_at_boundary(key: str, content: str, original: int, room: int, counter: TokenCounter) -> tuple[str, int] | None:
     """The longest clean prefix of `content` whose rendered block, with its marker line,
     fits `room`: `(text, block tokens)`, or None if not even one sentence fits.
 
@@ -304,17 +298,11 @@ def cut_at_boundary(
 def _pick(points: Sequence[tuple[int, bool]], prefix: Sequence[int], limit: int) -> int | None:
     """The cut end to use under `limit` estimated tokens: the last paragraph end, unless a
     later sentence end keeps much more (`PARAGRAPH_CUT_SHARE`)."""
-    fitting = [
-        (end, is_paragraph, tokens)
-        for (end, is_paragraph), tokens in zip(points, prefix)
-        if tokens <= limit
-    ]
+    fitting = [(end, is_paragraph, tokens) for (end, is_paragraph), tokens in zip(points, prefix) if tokens <= limit]
     if not fitting:
         return None
     last_end, _, last_tokens = fitting[-1]
-    paragraph = next(
-        ((end, tokens) for end, is_paragraph, tokens in reversed(fitting) if is_paragraph), None
-    )
+    paragraph = next(((end, tokens) for end, is_paragraph, tokens in reversed(fitting) if is_paragraph), None)
     if paragraph is not None and paragraph[1] >= (1 - PARAGRAPH_CUT_SHARE) * last_tokens:
         return paragraph[0]
     return last_end
@@ -360,9 +348,7 @@ def cut_points(text: str) -> list[tuple[int, bool]]:
                     points.setdefault(offset + len(line.rstrip()), False)
         offset = end + 1
     rest = text.rstrip()
-    return sorted(
-        (end, para) for end, para in points.items() if 0 < end < len(rest) and text[:end].strip()
-    )
+    return sorted((end, para) for end, para in points.items() if 0 < end < len(rest) and text[:end].strip())
 
 
 def _ends_sentence(line: str, match: re.Match[str]) -> bool:

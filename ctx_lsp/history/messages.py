@@ -26,9 +26,7 @@ TOOL_CALL_OVERHEAD_TOKENS = 4
 """Framing per tool call (its type and the JSON around id, name and arguments), on top of
 counting the id, name and arguments themselves."""
 
-TOOL_CALL_EXAMPLE = (
-    '{"id": "call_1", "type": "function", "function": {"name": "…", "arguments": "{}"}}'
-)
+TOOL_CALL_EXAMPLE = '{"id": "call_1", "type": "function", "function": {"name": "…", "arguments": "{}"}}'
 """Quoted in error fixes, so an agent sees the exact shape expected."""
 
 KNOWN_KEYS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name"})
@@ -130,23 +128,18 @@ def _validate_content(content: Any, path: str) -> None:
 def _validate_tool_call(call: Any, path: str) -> None:
     example = TOOL_CALL_EXAMPLE
     if not _is_object(call):
-        raise InvalidParam(
-            path, f"expected a tool call object, got {json_type(call)}", f"send {example}"
-        )
+        raise InvalidParam(path, f"expected a tool call object, got {json_type(call)}", f"send {example}")
     call_id = call.get("id")
     if not isinstance(call_id, str) or not call_id:
-        raise InvalidParam(f"{path}.id", type_problem(call_id, "a string"),
-                           "send the id the tool result's tool_call_id refers to")
+        raise InvalidParam(
+            f"{path}.id", type_problem(call_id, "a string"), "send the id the tool result's tool_call_id refers to"
+        )
     kind = call.get("type")
     if kind is not None and not isinstance(kind, str):
-        raise InvalidParam(
-            f"{path}.type", f"expected a string, got {json_type(kind)}", 'send "function"'
-        )
+        raise InvalidParam(f"{path}.type", f"expected a string, got {json_type(kind)}", 'send "function"')
     function = call.get("function")
     if not _is_object(function):
-        problem = (
-            "is required" if function is None else f"expected an object, got {json_type(function)}"
-        )
+        problem = "is required" if function is None else f"expected an object, got {json_type(function)}"
         raise InvalidParam(f"{path}.function", problem, 'send {"name": "…", "arguments": "{}"}')
     name = function.get("name")
     if not isinstance(name, str):
@@ -182,9 +175,7 @@ def content_text(content: Any) -> str:
         return ""
     if isinstance(content, str):
         return content
-    return "\n".join(
-        part["text"] if part.get("type") == "text" else _to_json(part) for part in content
-    )
+    return "\n".join(part["text"] if part.get("type") == "text" else _to_json(part) for part in content)
 
 
 def message_text(message: Mapping[str, Any]) -> str:
@@ -202,20 +193,14 @@ def message_text(message: Mapping[str, Any]) -> str:
             function["name"],
             arguments if isinstance(arguments, str) else _to_json(arguments),
         ]
-    pieces += [
-        f"{key}: {_to_json(value)}" for key, value in message.items() if key not in KNOWN_KEYS
-    ]
+    pieces += [f"{key}: {_to_json(value)}" for key, value in message.items() if key not in KNOWN_KEYS]
     return "\n".join(piece for piece in pieces if piece)
 
 
 def message_tokens(message: Mapping[str, Any], counter: TokenCounter) -> int:
     """What one message costs in the window: its text plus framing."""
     calls = len(message.get("tool_calls") or ())
-    return (
-        counter.count(message_text(message))
-        + MESSAGE_OVERHEAD_TOKENS
-        + TOOL_CALL_OVERHEAD_TOKENS * calls
-    )
+    return counter.count(message_text(message)) + MESSAGE_OVERHEAD_TOKENS + TOOL_CALL_OVERHEAD_TOKENS * calls
 
 
 def _to_json(value: Any) -> str:

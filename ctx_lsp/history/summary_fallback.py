@@ -30,9 +30,7 @@ MAX_TOOLS_LISTED = 12
 """Tools named in the template summary; the rest are counted, not named."""
 
 
-def summarize_dropped(
-    dropped: Sequence[Mapping[str, Any]], turns: int, budget: int, counter: TokenCounter
-) -> str:
+def summarize_dropped(dropped: Sequence[Mapping[str, Any]], turns: int, budget: int, counter: TokenCounter) -> str:
     """A deterministic summary of dropped turns, for agents with no LLM summary yet.
 
     Lists what a model most needs to stay oriented: which tools ran, what the assistant
@@ -42,9 +40,7 @@ def summarize_dropped(
     """
     if not dropped:
         return ""
-    lines = [
-        f"Earlier conversation ({turns} turns, {len(dropped)} messages) dropped to fit the budget."
-    ]
+    lines = [f"Earlier conversation ({turns} turns, {len(dropped)} messages) dropped to fit the budget."]
     tools = Counter(
         _first_line(call["function"]["name"]) or "(unnamed)"
         for message in dropped
@@ -74,9 +70,7 @@ def summarize_dropped(
         SUMMARY_FALLBACK_MAX_TOKENS,
         max(SUMMARY_FALLBACK_MIN_TOKENS, int(budget * SUMMARY_FALLBACK_SHARE)),
     )
-    return cut_to_tokens(
-        "\n".join(lines), cap, counter, marker=lambda n: f"[… {n} more lines]"
-    ).text
+    return cut_to_tokens("\n".join(lines), cap, counter, marker=lambda n: f"[… {n} more lines]").text
 
 
 _WHITESPACE = re.compile(r"\s+")

@@ -125,8 +125,6 @@ class WindowResult:
     budget, a summary cut or left out."""
 
 
-
-
 # --- structure ---------------------------------------------------------------------------
 
 
@@ -387,9 +385,7 @@ def _unanswered_notes(convo: Conversation, kept: set[int]) -> list[str]:
 
 def _check_int(field: str, value: Any, *, lo: int, example: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidParam(
-            field, f"expected a whole number, got {json_type(value)}", f"pass e.g. {example}"
-        )
+        raise InvalidParam(field, f"expected a whole number, got {json_type(value)}", f"pass e.g. {example}")
     if value < lo:
         raise InvalidParam(field, f"{value} is below the minimum {lo}", f"pass e.g. {example}")
 
@@ -426,9 +422,7 @@ def _summary_preamble(
     for _ in range(4):  # the header can merge with the first line; recount and shrink
         if limit <= 0:
             break
-        cut = cut_to_tokens(
-            text, limit, counter, marker=lambda n: f"[… {n} more summary lines cut for budget]"
-        )
+        cut = cut_to_tokens(text, limit, counter, marker=lambda n: f"[… {n} more summary lines cut for budget]")
         if cut.omitted_lines >= lines:
             break
         tokens = counter.count(SUMMARY_HEADER + cut.text) + MESSAGE_OVERHEAD_TOKENS

@@ -8,7 +8,7 @@ on the thread that reports the index ready) and lets `update` never wait for a q
 from __future__ import annotations
 
 import threading
-from typing import Sequence
+from collections.abc import Sequence
 
 from ctx_lsp.index.files import IndexedFile
 

@@ -83,9 +83,9 @@ def analyse(rel_path: str, data: bytes, size: int, mtime_ns: int, counter: Token
         mtime_ns=mtime_ns,
         hash=content_hash(data),
         language=outline.language,
-        tokens=counter.count(text) if outline.language in EXACT_TOKEN_LANGUAGES else math.ceil(
-            len(text) / CHARS_PER_TOKEN_ESTIMATE
-        ),
+        tokens=counter.count(text)
+        if outline.language in EXACT_TOKEN_LANGUAGES
+        else math.ceil(len(text) / CHARS_PER_TOKEN_ESTIMATE),
         line_count=outline.line_count,
         symbols=len(outline.symbols),
         decode_replaced=replaced,
@@ -142,7 +142,7 @@ def read_and_analyse(abs_path: str, rel_path: str, size: int, mtime_ns: int, enc
         return ReadOutcome(binary_row(rel_path, data, mtime_ns), "binary")
     try:
         row = analyse(rel_path, data, len(data), mtime_ns, counter_for(encoding))
-    except Exception as err:  # noqa: BLE001 - one bad file must never abort an index pass
+    except Exception as err:
         return ReadOutcome(None, "unparsable", f"{rel_path}: {type(err).__name__}: {err}")
     if row is None:
         return ReadOutcome(None, "binary")

@@ -67,7 +67,7 @@ def locate(folders: Sequence[Folder], path: str | Path) -> Location:
         prefix = root if root.endswith(os.sep) else root + os.sep
         if not real.startswith(prefix):
             continue
-        rel = real[len(prefix):]
+        rel = real[len(prefix) :]
         if rel.split(os.sep, 1)[0] == CACHE_DIR_NAME:
             continue
         return Location(folder, rel.replace(os.sep, "/"))

@@ -171,8 +171,12 @@ class Indexer:
                 continue
             display = self._folders.display_path(folder, sf.rel_path)
             known = current.get(sf.abs_path)
-            if (known is not None and not force and (known.root, known.path) == (root, display)
-                    and _same_stat(known, sf.size, sf.mtime_ns)):
+            if (
+                known is not None
+                and not force
+                and (known.root, known.path) == (root, display)
+                and _same_stat(known, sf.size, sf.mtime_ns)
+            ):
                 out[sf.abs_path] = known
                 stats.reused += 1
                 continue
@@ -185,7 +189,7 @@ class Indexer:
                     out[sf.abs_path] = to_indexed(row, root, sf.abs_path, display)
                     stats.reused += 1
                     continue
-                except Exception as err:  # noqa: BLE001 - a bad cached row means re-parse
+                except Exception as err:
                     log.debug("cached outline for %s unreadable: %s", sf.rel_path, err)
             todo.append(sf)
         if progress:
@@ -334,8 +338,9 @@ class Indexer:
                 if row is not None and row.language != BINARY_LANGUAGE:
                     if existing is not None and existing.hash == row.hash:
                         self._store(folder).touch_many([(rel, row.size, row.mtime_ns)])
-                        return FileOutcome(abs_path, Change.RESTAMPED,
-                                           replace(existing, size=row.size, mtime_ns=row.mtime_ns))
+                        return FileOutcome(
+                            abs_path, Change.RESTAMPED, replace(existing, size=row.size, mtime_ns=row.mtime_ns)
+                        )
                     self._store(folder).put_many([row])
                     entry = to_indexed(row, str(folder.root), abs_path, self._folders.display_path(folder, rel))
         if entry is not None:
@@ -358,8 +363,18 @@ class Indexer:
         # Binary by content; an editor buffer is text by definition, so NULs count as text.
         outline = outline_for(location.rel, data.replace(b"\x00", b" "))
         text = data.decode("utf-8", errors="replace")
-        row = StoredFile(location.rel, len(data), mtime_ns, content_hash(data), outline.language,
-                         counter.count(text), outline.line_count, len(outline.symbols), False, "")
+        row = StoredFile(
+            location.rel,
+            len(data),
+            mtime_ns,
+            content_hash(data),
+            outline.language,
+            counter.count(text),
+            outline.line_count,
+            len(outline.symbols),
+            False,
+            "",
+        )
         return to_indexed(row, root, location.abs_path, display, outline)
 
 

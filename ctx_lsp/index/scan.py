@@ -14,36 +14,124 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import pathspec
 
 DEFAULT_IGNORED_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", ".bzr", "_darcs",
-        "node_modules", "bower_components",
-        ".venv", "venv", ".env", "env", "virtualenv", ".virtualenv", "site-packages",
-        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis",
-        ".tox", ".nox", ".eggs", ".cache", ".ipynb_checkpoints",
-        "build", "dist", "_build", "htmlcov", ".coverage_html",
-        ".ctx-lsp", ".idea", ".gradle", "target",
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        "_darcs",
+        "node_modules",
+        "bower_components",
+        ".venv",
+        "venv",
+        ".env",
+        "env",
+        "virtualenv",
+        ".virtualenv",
+        "site-packages",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".tox",
+        ".nox",
+        ".eggs",
+        ".cache",
+        ".ipynb_checkpoints",
+        "build",
+        "dist",
+        "_build",
+        "htmlcov",
+        ".coverage_html",
+        ".ctx-lsp",
+        ".idea",
+        ".gradle",
+        "target",
     }
 )
 """Directories that are never context for an agent, whatever .gitignore says."""
 
 DEFAULT_IGNORED_SUFFIXES = (
-    ".pyc", ".pyo", ".so", ".dylib", ".dll", ".o", ".a", ".class", ".min.js", ".min.css", ".map", ".lock",
+    ".pyc",
+    ".pyo",
+    ".so",
+    ".dylib",
+    ".dll",
+    ".o",
+    ".a",
+    ".class",
+    ".min.js",
+    ".min.css",
+    ".map",
+    ".lock",
 )
 DEFAULT_IGNORED_NAMES = frozenset({"package-lock.json", ".coverage", ".DS_Store"})
 """Generated or machine-only files: minified bundles, lock files, compiled objects. Checked
 by name, not through pathspec: this runs for every file of every scan."""
 
 BINARY_SUFFIXES = frozenset(
-    ".png .jpg .jpeg .gif .bmp .ico .webp .tif .tiff .psd .pdf .zip .gz .tgz .bz2 .xz .7z .rar "
-    ".tar .whl .egg .jar .war .exe .bin .dat .db .sqlite .sqlite3 .mo .woff .woff2 .ttf .otf .eot "
-    ".mp3 .mp4 .wav .ogg .flac .avi .mov .mkv .webm .npy .npz .pkl .pickle .parquet .h5 .onnx .pt".split()
+    [
+        ".png",
+        ".jpg",
+        ".jpeg",
+        ".gif",
+        ".bmp",
+        ".ico",
+        ".webp",
+        ".tif",
+        ".tiff",
+        ".psd",
+        ".pdf",
+        ".zip",
+        ".gz",
+        ".tgz",
+        ".bz2",
+        ".xz",
+        ".7z",
+        ".rar",
+        ".tar",
+        ".whl",
+        ".egg",
+        ".jar",
+        ".war",
+        ".exe",
+        ".bin",
+        ".dat",
+        ".db",
+        ".sqlite",
+        ".sqlite3",
+        ".mo",
+        ".woff",
+        ".woff2",
+        ".ttf",
+        ".otf",
+        ".eot",
+        ".mp3",
+        ".mp4",
+        ".wav",
+        ".ogg",
+        ".flac",
+        ".avi",
+        ".mov",
+        ".mkv",
+        ".webm",
+        ".npy",
+        ".npz",
+        ".pkl",
+        ".pickle",
+        ".parquet",
+        ".h5",
+        ".onnx",
+        ".pt",
+    ]
 )
 """Suffixes known to be binary, so we skip them without reading a byte."""
 
@@ -165,9 +253,7 @@ class IgnoreRules:
         watcher has to re-check its ancestors instead (git cannot re-include a file whose
         parent directory is excluded, and neither do we).
         """
-        return any(self.is_ignored(d, True) for d in iter_ancestors(rel_path)) or self.is_ignored(
-            rel_path, is_dir
-        )
+        return any(self.is_ignored(d, True) for d in iter_ancestors(rel_path)) or self.is_ignored(rel_path, is_dir)
 
 
 def _inside(path: Path, root: Path) -> bool:

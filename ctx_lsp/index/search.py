@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from ctx_lsp.code.outline import Symbol
 from ctx_lsp.index.changes import ChangeQueue
@@ -47,8 +47,13 @@ def symbol_terms(sym: Symbol, path_terms: Sequence[str]) -> list[str]:
     it calls: a task names the machinery a change touches (`importlib`, `echo`), which is
     often only in the bodies that use it."""
     name_terms = terms(sym.name)
-    return [*name_terms * NAME_BOOST, *terms(sym.signature), *terms(sym.doc), *path_terms,
-            *(t for call in sym.calls for t in terms(call))]
+    return [
+        *name_terms * NAME_BOOST,
+        *terms(sym.signature),
+        *terms(sym.doc),
+        *path_terms,
+        *(t for call in sym.calls for t in terms(call)),
+    ]
 
 
 def file_terms(entry: IndexedFile) -> list[str]:
@@ -122,8 +127,9 @@ class SearchIndex:
         self._add_doc(entry.abs_path, "", "file", 1, max(entry.line_count, 1), file_terms(entry))
         path_terms = terms(entry.path.replace("/", " ").replace(".", " "))
         for sym in entry.outline.symbols:
-            self._add_doc(entry.abs_path, sym.qualname, sym.kind, sym.start_line, sym.end_line,
-                          symbol_terms(sym, path_terms))
+            self._add_doc(
+                entry.abs_path, sym.qualname, sym.kind, sym.start_line, sym.end_line, symbol_terms(sym, path_terms)
+            )
 
     def search(self, query: str, limit: int = 20) -> list[SearchHit]:
         """Top documents for the query; ties broken by path and line for determinism."""

@@ -18,9 +18,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 log = logging.getLogger(__name__)
 
@@ -136,8 +136,18 @@ class IndexStore:
 
     def put_many(self, files: Iterable[StoredFile]) -> None:
         rows = [
-            (f.rel_path, f.size, f.mtime_ns, f.hash, f.language, f.tokens, f.line_count, f.symbols,
-             int(f.decode_replaced), f.outline_json)
+            (
+                f.rel_path,
+                f.size,
+                f.mtime_ns,
+                f.hash,
+                f.language,
+                f.tokens,
+                f.line_count,
+                f.symbols,
+                int(f.decode_replaced),
+                f.outline_json,
+            )
             for f in files
         ]
         if not rows:

@@ -9,17 +9,114 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 STOP_WORDS = frozenset(
-    """a an and are as at be been but by can could did do does doing for from had has have how i if in
-    into is it its it's me my no not of on or our should so some such than that the their them then
-    there these they this those to too us was we were what when where which while who why will with
-    would you your self cls none true false def class return import pass via use used using make
-    add adds added fix fixes fixed allow allows support supports new also when instead""".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "it's",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "to",
+        "too",
+        "us",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "self",
+        "cls",
+        "none",
+        "true",
+        "false",
+        "def",
+        "class",
+        "return",
+        "import",
+        "pass",
+        "via",
+        "use",
+        "used",
+        "using",
+        "make",
+        "add",
+        "adds",
+        "added",
+        "fix",
+        "fixes",
+        "fixed",
+        "allow",
+        "allows",
+        "support",
+        "supports",
+        "new",
+        "also",
+        "when",
+        "instead",
+    ]
 )
 """English glue and Python keywords: frequent in tasks and code alike, so they carry no signal."""
 
@@ -87,7 +184,7 @@ def identifiers(text: str) -> set[str]:
     """Code-like words in free text (snake, camel, dotted parts): used to personalise ranking."""
     found: set[str] = set()
     for word in _WORD.findall(text):
-        if "_" in word or any(c.isupper() for c in word[1:]) or word.lower() not in STOP_WORDS and len(word) > 2:
+        if "_" in word or any(c.isupper() for c in word[1:]) or (word.lower() not in STOP_WORDS and len(word) > 2):
             found.add(word)
     return found
 

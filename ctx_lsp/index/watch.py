@@ -109,7 +109,7 @@ class Watcher:
             ):
                 self.events += len(changes)
                 self._apply(sorted({path for _change, path in changes}))
-        except Exception as err:  # noqa: BLE001 - e.g. inotify watch limit on a huge tree
+        except Exception as err:
             self._fail(f"{type(err).__name__}: {err}")
             return
         if self.state == "watching":

@@ -95,12 +95,16 @@ class Workspace:
         old = self.config
         self._indexer.reconfigure(config)
         rules_changed = (old.index.ignore, old.index.respect_gitignore) != (
-            config.index.ignore, config.index.respect_gitignore)
+            config.index.ignore,
+            config.index.respect_gitignore,
+        )
         if rules_changed:
             with self._lock:
                 self._folders.set_rules(config.index.ignore, config.index.respect_gitignore)
         if not rules_changed and (old.index.max_file_bytes, old.tokenizer) == (
-                config.index.max_file_bytes, config.tokenizer):
+            config.index.max_file_bytes,
+            config.tokenizer,
+        ):
             return None
         return Reindex(force=old.tokenizer != config.tokenizer)
 
@@ -230,7 +234,8 @@ class Workspace:
         except OutsideWorkspace:
             return None
         if (buffer.entry.root, buffer.entry.path) == (
-            str(location.folder.root), self._folders.display_path(location.folder, location.rel)
+            str(location.folder.root),
+            self._folders.display_path(location.folder, location.rel),
         ):
             return buffer.entry
         analysed = self._indexer.analysed(location, buffer.text.encode("utf-8", errors="replace"), 0)

@@ -9,12 +9,14 @@ type whose `params` is `Any`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 import attrs
 from lsprotocol import types as lsp
@@ -45,7 +47,9 @@ class RawRequest:
 
 
 class CtxProtocol(LanguageServerProtocol):
-    def get_message_type(self, method: str) -> Any:
+    # pygls declares this an lru_cache'd method; overriding it with a plain one is the
+    # documented extension point (STYLE §2), so the override's type differs.
+    def get_message_type(self, method: str) -> Any:  # type: ignore[override]
         if method.startswith("ctx/"):
             return RawRequest
         return super().get_message_type(method)
@@ -78,10 +82,8 @@ class CtxServer(LanguageServer):
 
     def log(self, message: str, kind: lsp.MessageType = lsp.MessageType.Info) -> None:
         log.info(message)
-        try:
+        with contextlib.suppress(Exception):
             self.window_log_message(lsp.LogMessageParams(type=kind, message=message))
-        except Exception:  # noqa: BLE001 - logging must never break a handler (e.g. during exit)
-            pass
 
     def supports_progress(self) -> bool:
         caps = self.protocol.client_capabilities
@@ -99,7 +101,7 @@ class CtxServer(LanguageServer):
                 self.work_done_progress.begin(
                     token, lsp.WorkDoneProgressBegin(title=title, percentage=0, cancellable=False)
                 )
-            except Exception as err:  # noqa: BLE001 - a client that refuses progress still gets the work
+            except Exception as err:
                 log.debug("progress not available: %s", err)
                 token = None
         last = [0.0]
@@ -130,7 +132,7 @@ class CtxServer(LanguageServer):
                 f"indexed {len(engine.workspace.files)} files in {elapsed:.2f}s "
                 f"({stats.parsed} parsed, {stats.reused} from cache)"
             )
-        except Exception as err:  # noqa: BLE001 - the server stays up; status reports the problem
+        except Exception as err:
             log.exception("indexing failed")
             self.log(f"indexing failed: {type(err).__name__}: {err}", lsp.MessageType.Error)
         await asyncio.to_thread(engine.warm_up)

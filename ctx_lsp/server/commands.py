@@ -18,8 +18,9 @@ from ctx_lsp.wire import to_wire
 def _no_args(command: str, args: tuple[Any, ...]) -> None:
     # Editors sometimes pass a context object (e.g. the active document); accept one object.
     if len(args) > 1 or (args and not isinstance(args[0], (dict, type(None)))):
-        raise InvalidParam("arguments", f"{command} takes no arguments, got {len(args)}",
-                           "call it with an empty arguments list")
+        raise InvalidParam(
+            "arguments", f"{command} takes no arguments, got {len(args)}", "call it with an empty arguments list"
+        )
 
 
 def register(server: CtxServer) -> None:

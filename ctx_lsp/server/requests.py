@@ -28,8 +28,13 @@ def register(server: CtxServer) -> None:
         hits = await asyncio.to_thread(engine.search, request.query, request.limit)
         return {
             "hits": [
-                {"path": h.path, "symbol": h.symbol, "kind": h.kind,
-                 "range": {"start_line": h.start_line, "end_line": h.end_line}, "score": h.score}
+                {
+                    "path": h.path,
+                    "symbol": h.symbol,
+                    "kind": h.kind,
+                    "range": {"start_line": h.start_line, "end_line": h.end_line},
+                    "score": h.score,
+                }
                 for h in hits
             ]
         }
@@ -47,8 +52,9 @@ def register(server: CtxServer) -> None:
         """ctx/docs: library docs on a topic, capped at the agent's docs cap."""
         request = parse_docs(params)
         engine = ls.require_engine()
-        return to_wire(await asyncio.to_thread(
-            engine.docs, request.library, request.topic, request.agent, request.max_tokens))
+        return to_wire(
+            await asyncio.to_thread(engine.docs, request.library, request.topic, request.agent, request.max_tokens)
+        )
 
     @server.feature("ctx/resolveLibrary")
     @maps_errors

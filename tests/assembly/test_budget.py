@@ -6,10 +6,9 @@ import pytest
 
 from ctx_lsp.assembly.adjustments import Signals, apply_adjustments
 from ctx_lsp.assembly.budget import MAX_OUTLINE_CAP, UNKNOWN_MODEL_LIMIT, model_limit, plan_budget, tier_caps
-from ctx_lsp.vocabulary import Tier
 from ctx_lsp.code.tiers import TIER_CAP_TOKENS
 from ctx_lsp.config import ADJUSTMENT_RULES
-from ctx_lsp.errors import InvalidParam
+from ctx_lsp.vocabulary import Tier
 
 
 def test_explicit_budget_wins() -> None:
@@ -20,15 +19,17 @@ def test_explicit_budget_wins() -> None:
 
 def test_agent_budget_is_the_default() -> None:
     """Ensure that without budget or model the agent's budget applies."""
-    assert plan_budget(budget=None, model=None, utilization=None, agent_budget=6000,
-                       output_reserve_pct=0.1).total == 6000
+    assert (
+        plan_budget(budget=None, model=None, utilization=None, agent_budget=6000, output_reserve_pct=0.1).total == 6000
+    )
 
 
 @pytest.mark.parametrize(("utilization", "share"), [("low", 0.33), ("medium", 0.66), ("full", 1.0), (None, 1.0)])
 def test_model_budget(utilization, share) -> None:
     """Ensure that a model budget is limit × utilization − output reserve."""
-    plan = plan_budget(budget=None, model="openai/gpt-4o-2024-08-06", utilization=utilization, agent_budget=1,
-                       output_reserve_pct=0.1)
+    plan = plan_budget(
+        budget=None, model="openai/gpt-4o-2024-08-06", utilization=utilization, agent_budget=1, output_reserve_pct=0.1
+    )
     assert plan.model_context_limit == 128_000 and plan.output_reserve == 12_800
     assert plan.total == int(128_000 * share) - 12_800
 

@@ -8,13 +8,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx_lsp.assembly.adjustments import Signals
-from ctx_lsp.vocabulary import Candidate, memoised
 from ctx_lsp.assembly.orchestrator import SKELETON_TOKENS, assemble
-from ctx_lsp.vocabulary import ContributorName, Format, Offer, Strategy
-from ctx_lsp.vocabulary import Tier
-from ctx_lsp.vocabulary import Rendering
 from ctx_lsp.config import Config
 from ctx_lsp.tokens import counter_for, cut_to_tokens
+from ctx_lsp.vocabulary import Candidate, ContributorName, Format, Offer, Rendering, Strategy, Tier, memoised
 
 COUNTER = counter_for()
 CONFIG = Config()
@@ -22,8 +19,9 @@ BALANCED = CONFIG.context_window_types["balanced"]
 QUIET = Signals(has_messages=True, has_working_files=True, has_query=True, top_hit_ratio=1.0)
 
 
-def text_candidate(contributor: str, name: str, salience: float, tier_lines: dict[int, int],
-                   tier: Tier = Tier.FULL) -> Candidate:
+def text_candidate(
+    contributor: str, name: str, salience: float, tier_lines: dict[int, int], tier: Tier = Tier.FULL
+) -> Candidate:
     """A candidate whose tier N is `tier_lines[N]` lines of distinct text."""
 
     def render(t: Tier, cap: int) -> Rendering:
@@ -32,14 +30,25 @@ def text_candidate(contributor: str, name: str, salience: float, tier_lines: dic
         cut = cut_to_tokens(text, cap, COUNTER)
         return Rendering(t, cut.text, cut.tokens, 1, max(n, 1), cut.truncated, ())
 
-    return Candidate(f"{contributor}:{name}", contributor, name, f"file:///ws/{name}", salience,
-                     f"because {name}", tier, memoised(render))
+    return Candidate(
+        f"{contributor}:{name}",
+        contributor,
+        name,
+        f"file:///ws/{name}",
+        salience,
+        f"because {name}",
+        tier,
+        memoised(render),
+    )
 
 
 def offers(**by_contributor: list[Candidate]) -> dict[str, Offer]:
-    return {name: Offer(ContributorName(name), cands,
-                        Strategy.BREADTH if name in ("retrieval", "codebase_map") else Strategy.DEPTH)
-            for name, cands in by_contributor.items()}
+    return {
+        name: Offer(
+            ContributorName(name), cands, Strategy.BREADTH if name in ("retrieval", "codebase_map") else Strategy.DEPTH
+        )
+        for name, cands in by_contributor.items()
+    }
 
 
 def run(offer_map, budget, policy=BALANCED, signals=QUIET, title="Context"):
@@ -123,14 +132,17 @@ def test_tiny_budget_gives_empty_bundle_not_overrun() -> None:
 )
 def test_budget_uniqueness_and_determinism(budget, n_work, n_ret, n_map, sizes, profile) -> None:
     """Ensure that for any offers and budget: total ≤ budget, no path twice, same output twice."""
+
     def build():
         tiers = {1: max(1, sizes[0] // 10), 2: sizes[1], 3: sizes[2]}
         return offers(
             working_files=[text_candidate("working_files", f"f{i}.py", 1 - i / 10, tiers) for i in range(n_work)],
             retrieval=[text_candidate("retrieval", f"f{i}.py", 1 - i / 30, tiers, Tier.FOCUSED) for i in range(n_ret)],
-            codebase_map=[text_candidate("codebase_map", f"m{i}.py", 1 - i / 30, {1: 4}, Tier.OUTLINE)
-                          for i in range(n_map)],
+            codebase_map=[
+                text_candidate("codebase_map", f"m{i}.py", 1 - i / 30, {1: 4}, Tier.OUTLINE) for i in range(n_map)
+            ],
         )
+
     policy = CONFIG.context_window_types[profile]
     first = assemble(build(), policy, profile, CONFIG.weights, budget, COUNTER, "T", Format.MARKDOWN, QUIET)
     second = assemble(build(), policy, profile, CONFIG.weights, budget, COUNTER, "T", Format.MARKDOWN, QUIET)

@@ -56,7 +56,7 @@ def test_json_round_trip_python(parts: list[str]) -> None:
 def test_json_round_trip_sample_and_markdown(sample: Outline) -> None:
     """Ensure that the JSON round trip is exact for a rich outline, markdown and unicode."""
     assert outline_from_json(outline_to_json(sample)) == sample
-    md = outline_for("README.md", "# Tïtle ✓\n\ntext\n## Sub \"quoted\"\n".encode())
+    md = outline_for("README.md", '# Tïtle ✓\n\ntext\n## Sub "quoted"\n'.encode())
     assert outline_from_json(outline_to_json(md)) == md
     text = outline_text("naïve\n")
     assert outline_from_json(outline_to_json(text)) == text

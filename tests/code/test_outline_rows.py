@@ -11,11 +11,15 @@ from ctx_lsp.code.outline_rows import SHORT_SIGNATURE_CHARS, _short_signature
     ("signature", "expected"),
     [
         ("def f(a)", "def f(a)"),
-        ("def progressbar(iterable: Iterable[V] | None = None, length: int | None = None, "
-         "label: str | None = None, show_eta: bool = True) -> ProgressBar[V]",
-         "def progressbar(iterable: Iterable[V] | None = None, …) -> ProgressBar[V]"),
-        ("def f(a: dict[str, int], " + "b" * 60 + ": dict[str, tuple[int, int, int]], c: int = 3) -> None",
-         "def f(a: dict[str, int], …) -> None"),
+        (
+            "def progressbar(iterable: Iterable[V] | None = None, length: int | None = None, "
+            "label: str | None = None, show_eta: bool = True) -> ProgressBar[V]",
+            "def progressbar(iterable: Iterable[V] | None = None, …) -> ProgressBar[V]",
+        ),
+        (
+            "def f(a: dict[str, int], " + "b" * 60 + ": dict[str, tuple[int, int, int]], c: int = 3) -> None",
+            "def f(a: dict[str, int], …) -> None",
+        ),
         ("def x(" + "a" * 200 + ") -> int", "def x(…) -> int"),
     ],
 )

@@ -61,9 +61,7 @@ def test_signatures(sample: Outline) -> None:
     assert s["Foo.bar"].signature == "def bar(self) -> int"
     assert s["Foo.baz"].signature == 'async def baz(self, *args, key: str = "k", **kw) -> "Foo"'
     assert s["Foo.baz"].is_async and not s["Foo.bar"].is_async
-    assert s["top"].signature == (
-        'def top(a, /, b={1: 2}, *, c=lambda x: x, d: dict[str, "int"] = {"k:v": 1}) -> None'
-    )
+    assert s["top"].signature == ('def top(a, /, b={1: 2}, *, c=lambda x: x, d: dict[str, "int"] = {"k:v": 1}) -> None')
     assert s["multi"].signature == 'async def multi(a: int, b: str = ":") -> tuple[int, str]'
     assert s["Foo.Inner"].signature == "class Inner"
     assert s["compat"].signature == "def compat(x)"
@@ -175,10 +173,7 @@ def test_crlf_line_numbers_match_lf(sample: Outline) -> None:
 
 def test_syntax_errors_still_outline() -> None:
     """Ensure that a file with syntax errors sets has_errors and keeps what parses."""
-    src = (
-        b"import os\n\ndef good(a):\n    return a\n\ndef broken(:\n    pass\n\n"
-        b"class Later:\n    def m(self): ...\n"
-    )
+    src = b"import os\n\ndef good(a):\n    return a\n\ndef broken(:\n    pass\n\nclass Later:\n    def m(self): ...\n"
     o = outline_python(src)
     assert o.has_errors
     names = [s.qualname for s in o.symbols]
@@ -198,7 +193,7 @@ def test_syntax_errors_still_outline() -> None:
         b"class",
         b"@decorator_without_def\n",
         b"def f(a, b=\n",
-        b"\xef\xbb\xbf\"\"\"BOM doc.\"\"\"\ndef f(): pass\n",
+        b'\xef\xbb\xbf"""BOM doc."""\ndef f(): pass\n',
     ],
 )
 def test_odd_inputs_do_not_raise(source: bytes) -> None:
@@ -239,9 +234,7 @@ def test_deep_nesting_does_not_recurse() -> None:
 
 def test_big_file() -> None:
     """Ensure that a large generated file (about 0.4 MB) outlines completely."""
-    chunk = (
-        b'def func_%d(a: int, b: str = "x") -> int:\n    """Doc %d."""\n    return call_%d(a)\n\n'
-    )
+    chunk = b'def func_%d(a: int, b: str = "x") -> int:\n    """Doc %d."""\n    return call_%d(a)\n\n'
     src = b"".join(chunk % (i, i, i) for i in range(5_000))
     o = outline_python(src)
     assert len(o.symbols) == 5_000
@@ -277,8 +270,6 @@ def test_stdlib_file_outlines_like_the_brief() -> None:
     with open(path, "rb") as f:
         o = outline_for(path, f.read())
     names = [s.qualname for s in o.symbols]
-    assert {"JSONDecoder", "JSONDecoder.decode", "JSONDecoder.raw_decode", "py_scanstring"} <= set(
-        names
-    )
+    assert {"JSONDecoder", "JSONDecoder.decode", "JSONDecoder.raw_decode", "py_scanstring"} <= set(names)
     assert o.docstring == "Implementation of JSONDecoder"
     assert not o.has_errors

@@ -79,29 +79,26 @@ def test_default_caps() -> None:
     assert TIER_CAP_TOKENS == {Tier.OUTLINE: 1000, Tier.FOCUSED: 5000, Tier.FULL: 20000}
 
 
-def test_tier1_lists_every_top_level_signature(
-    module_outline: Outline, counter: TokenCounter
-) -> None:
+def test_tier1_lists_every_top_level_signature(module_outline: Outline, counter: TokenCounter) -> None:
     """Ensure that tier 1 shows the docstring, imports, constants and every top-level
     signature with its line number, methods indented, nested functions hidden."""
     r = render("tokens.py", MODULE, module_outline, Tier.OUTLINE, counter)
     check(r, counter, 1000)
     assert (r.tier, r.start_line, r.end_line, r.truncated, r.shown_symbols) == (
-        Tier.OUTLINE, 1, module_outline.line_count, False, ()
+        Tier.OUTLINE,
+        1,
+        module_outline.line_count,
+        False,
+        (),
     )
     lines = r.content.splitlines()
     assert lines[0] == ' 1│ """Token counting with the shipped encodings."""'
-    assert lines[1] == (
-        " 5│ import gzip, hashlib; from dataclasses import dataclass;"
-        " from functools import lru_cache"
-    )
+    assert lines[1] == (" 5│ import gzip, hashlib; from dataclasses import dataclass; from functools import lru_cache")
     assert "__future__" not in r.content
     for symbol in module_outline.symbols:
         if symbol.depth == 0:
             header = line_of(MODULE, symbol.signature.split("(")[0] + "(")
-            assert any(
-                line.startswith(f"{header:>2}│ {symbol.signature}") for line in lines
-            ), symbol.qualname
+            assert any(line.startswith(f"{header:>2}│ {symbol.signature}") for line in lines), symbol.qualname
     n = line_of(MODULE, "DEFAULT_ENCODING =")
     assert f'{n}│ DEFAULT_ENCODING = "o200k_base"' in r.content
     assert "class TokenCounter(Protocol):  # Counts tokens for budgets." in r.content
@@ -116,9 +113,7 @@ def test_tier1_lists_every_top_level_signature(
 def test_tier2_shows_focused_bodies_only(module_outline: Outline, counter: TokenCounter) -> None:
     """Ensure that tier 2 replaces a focused function's outline line by its numbered
     source and leaves the other functions as signatures."""
-    r = render(
-        "tokens.py", MODULE, module_outline, Tier.FOCUSED, counter, focus=["counter_for"]
-    )
+    r = render("tokens.py", MODULE, module_outline, Tier.FOCUSED, counter, focus=["counter_for"])
     check(r, counter, 5000)
     assert r.shown_symbols == ("counter_for",)
     assert "body_marker_counter_for" in r.content
@@ -129,9 +124,7 @@ def test_tier2_shows_focused_bodies_only(module_outline: Outline, counter: Token
     assert "def other(a, b)" in r.content  # still outlined
 
 
-def test_tier2_focused_class_shows_all_of_it(
-    module_outline: Outline, counter: TokenCounter
-) -> None:
+def test_tier2_focused_class_shows_all_of_it(module_outline: Outline, counter: TokenCounter) -> None:
     """Ensure that a focused class shows its whole body, nested defs included, and that a
     focused method inside it counts as shown too."""
     r = render(
@@ -172,11 +165,7 @@ def test_tier3_cut_prefers_symbol_starts(module_outline: Outline, counter: Token
     body = r.content.rsplit("\n", 1)[0] + "\n"
     assert MODULE.startswith(body)
     assert r.content.endswith("more lines")
-    assert all(
-        s.end_line <= r.end_line
-        for s in module_outline.symbols
-        if s.qualname in r.shown_symbols
-    )
+    assert all(s.end_line <= r.end_line for s in module_outline.symbols if s.qualname in r.shown_symbols)
 
 
 def _folded(content: str, header: str) -> int:
@@ -194,8 +183,7 @@ def test_tier1_keeps_top_level_then_members_breadth_first(counter: TokenCounter)
     breadth-first (each class's first method before any class's second), and that each
     class's fold note counts exactly the members left out."""
     src = "".join(
-        f"class C{i}:\n" + "".join(f"    def method_{j}(self, a, b): pass\n" for j in range(8))
-        for i in range(12)
+        f"class C{i}:\n" + "".join(f"    def method_{j}(self, a, b): pass\n" for j in range(8)) for i in range(12)
     )
     o = outline_python(src.encode())
     full = render("m.py", src, o, Tier.OUTLINE, counter, cap_tokens=100_000)
@@ -216,13 +204,23 @@ def test_tier1_keeps_top_level_then_members_breadth_first(counter: TokenCounter)
 def test_tier1_keeps_ranked_and_focused_symbols_first(counter: TokenCounter) -> None:
     """Ensure that under a tight cap the focused symbol and then the ranked ones are what
     an outline keeps, each with its class, and that the rest is counted, not lost."""
-    src = "".join(
-        f"class C{i}:\n" + "".join(f"    def method_{j}(self, a, b): pass\n" for j in range(8))
-        for i in range(12)
-    ) + "def tail(): pass\n"
+    src = (
+        "".join(
+            f"class C{i}:\n" + "".join(f"    def method_{j}(self, a, b): pass\n" for j in range(8)) for i in range(12)
+        )
+        + "def tail(): pass\n"
+    )
     o = outline_python(src.encode())
-    r = render("m.py", src, o, Tier.OUTLINE, counter, focus=["C9.method_5"],
-               ranks={"C3.method_7": 0.9, "tail": 0.5}, cap_tokens=90)
+    r = render(
+        "m.py",
+        src,
+        o,
+        Tier.OUTLINE,
+        counter,
+        focus=["C9.method_5"],
+        ranks={"C3.method_7": 0.9, "tail": 0.5},
+        cap_tokens=90,
+    )
     check(r, counter, 90)
     text = r.content
     for wanted in ("class C9:", "def method_5", "class C3:", "def method_7", "def tail"):
@@ -249,9 +247,7 @@ def test_crlf_renders_clean_lines(counter: TokenCounter) -> None:
     assert render("t.py", crlf, o, Tier.FULL, counter).content == crlf
 
 
-MARKDOWN = (
-    "# Guide\n\nIntro.\n\n## Install\n\nRun pip.\n\n### Extras\n\nMore.\n\n## Use\n\nCall it.\n"
-)
+MARKDOWN = "# Guide\n\nIntro.\n\n## Install\n\nRun pip.\n\n### Extras\n\nMore.\n\n## Use\n\nCall it.\n"
 
 
 def test_markdown_tiers(counter: TokenCounter) -> None:
@@ -343,9 +339,7 @@ LINE = st.sampled_from(
     pick=st.integers(min_value=0, max_value=10),
 )
 @settings(max_examples=120, deadline=None)
-def test_random_modules_respect_caps(
-    lines: list[str], cap: int, tier: Tier, crlf: bool, pick: int
-) -> None:
+def test_random_modules_respect_caps(lines: list[str], cap: int, tier: Tier, crlf: bool, pick: int) -> None:
     """Ensure that for random Python-ish modules, caps and focus, every tier's tokens are
     the real count of its content and never above the cap."""
     counter = counter_for()
@@ -389,9 +383,11 @@ def test_script_without_outline_is_whole_or_nothing(counter: TokenCounter) -> No
 def test_folding_keeps_focused_source_verbatim(counter: TokenCounter) -> None:
     """Ensure that folding an over-cap tier 2 keeps the focused method's source lines
     exactly as in the file and notes folded members only on outline rows."""
-    src = "class Big:\n" + "".join(
-        f"    def method_{j}(self, a, b):\n        return a + b + {j}\n" for j in range(40)
-    ) + "class One:\n    def only(self): pass\n"
+    src = (
+        "class Big:\n"
+        + "".join(f"    def method_{j}(self, a, b):\n        return a + b + {j}\n" for j in range(40))
+        + "class One:\n    def only(self): pass\n"
+    )
     o = outline_python(src.encode())
     lines = src.split("\n")
     focus = ["Big.method_20"]
@@ -410,10 +406,7 @@ def test_folding_keeps_focused_source_verbatim(counter: TokenCounter) -> None:
 
 def test_markdown_folds_deep_headings(counter: TokenCounter) -> None:
     """Ensure that an over-cap markdown outline folds level-3+ headings first."""
-    md = "".join(
-        f"# Part {i}\n\n" + "".join(f"### Detail {i}.{j}\n\ntext\n\n" for j in range(10))
-        for i in range(5)
-    )
+    md = "".join(f"# Part {i}\n\n" + "".join(f"### Detail {i}.{j}\n\ntext\n\n" for j in range(10)) for i in range(5))
     o = outline_for("BIG.md", md.encode())
     full = render("BIG.md", md, o, Tier.OUTLINE, counter, cap_tokens=10**6)
     r = render("BIG.md", md, o, Tier.OUTLINE, counter, cap_tokens=full.tokens // 2)
@@ -453,6 +446,6 @@ def test_compact_outline_lists_definitions_only(counter: TokenCounter) -> None:
     assert "import os" in full.content and "import os" not in compact.content
     assert "Configure everything" in full.content and "Configure everything" not in compact.content
     assert "A module." in compact.content and "LIMIT = 3" in compact.content
-    assert "def configure(first_option: int = 1, second_option: str = \"two\", …) -> None" in compact.content
+    assert 'def configure(first_option: int = 1, second_option: str = "two", …) -> None' in compact.content
     assert "class Thing:" in compact.content and "def method(self) -> int" in compact.content
     assert compact.tokens < full.tokens and not compact.truncated

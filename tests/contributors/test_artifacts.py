@@ -35,10 +35,15 @@ def test_all_artifacts_are_one_candidate_in_priority_order(make_engine) -> None:
     """Ensure that every artifact goes into one candidate naming them all, wanted whole, and
     that the spec comes before the architecture whatever order they were sent in."""
     engine = make_engine(SAMPLE_FILES)
-    ctx = context(engine, {"artifacts": [
-        {"key": "architecture", "content": ARCHITECTURE},
-        {"key": "spec", "content": "Build a bundle service."},
-    ]})
+    ctx = context(
+        engine,
+        {
+            "artifacts": [
+                {"key": "architecture", "content": ARCHITECTURE},
+                {"key": "spec", "content": "Build a bundle service."},
+            ]
+        },
+    )
     (candidate,) = offer_of(CONTRIBUTOR, ctx).candidates
     assert candidate.tier == Tier.FULL
     assert candidate.salience == 1.0
@@ -54,8 +59,9 @@ def test_rendering_stays_within_the_artifact_budget(make_engine) -> None:
     artifact budget: the spec cut at a sentence end, the later small artifact still whole."""
     engine = make_engine(SAMPLE_FILES, {"artifactsBudget": 300})
     assert engine.counter.count(SPEC) > 300  # the premise: the spec alone is over budget
-    ctx = context(engine, {"artifacts": [{"key": "spec", "content": SPEC}, {"key": "architecture",
-                                                                         "content": ARCHITECTURE}]})
+    ctx = context(
+        engine, {"artifacts": [{"key": "spec", "content": SPEC}, {"key": "architecture", "content": ARCHITECTURE}]}
+    )
     (candidate,) = offer_of(CONTRIBUTOR, ctx).candidates
     r = rendered(candidate, Tier.FULL, 50_000, engine.counter)
     assert r.tokens <= 300

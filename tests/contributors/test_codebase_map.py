@@ -67,10 +67,13 @@ def test_rank_is_personalised_to_the_working_files(make_engine) -> None:
 def test_leaves_out_the_working_files(make_engine) -> None:
     """Ensure that working files (focus and open) are not mapped: they are shown already."""
     engine = make_engine(FILES)
-    ctx = context(engine, {
-        "open": [uri(engine, "alpha/use_a.py")],
-        "focus": {"uri": uri(engine, "beta/use_b.py"), "position": {"line": 4}},
-    })
+    ctx = context(
+        engine,
+        {
+            "open": [uri(engine, "alpha/use_a.py")],
+            "focus": {"uri": uri(engine, "beta/use_b.py"), "position": {"line": 4}},
+        },
+    )
     mapped = paths(offer_of(CONTRIBUTOR, ctx))
     assert "alpha/use_a.py" not in mapped and "beta/use_b.py" not in mapped
     assert {"alpha/core_a.py", "beta/core_b.py", "lonely.py"} <= set(mapped)

@@ -68,11 +68,13 @@ def test_no_instructions_no_candidates(make_engine) -> None:
 def test_nearest_agents_md_to_the_focus_file_wins(make_engine) -> None:
     """Ensure that the AGENTS.md nearest the focus file beats the root's instructions (even
     PENGUIN.md), and a file elsewhere gets the root's."""
-    engine = make_engine({
-        **CODE,
-        "PENGUIN.md": DOCS["PENGUIN.md"],
-        "svc/AGENTS.md": "# Service rules\n\nUse the service way.\n",
-    })
+    engine = make_engine(
+        {
+            **CODE,
+            "PENGUIN.md": DOCS["PENGUIN.md"],
+            "svc/AGENTS.md": "# Service rules\n\nUse the service way.\n",
+        }
+    )
     near = context(engine, {"focus": {"uri": uri(engine, "svc/core.py"), "position": {"line": 0}}})
     (candidate,) = offer_of(CONTRIBUTOR, near).candidates
     assert candidate.path == "svc/AGENTS.md"

@@ -54,8 +54,14 @@ def test_each_contributor_has_a_policy_in_every_default_window_type(contributor)
 def test_contributors_offer_through_the_protocol_from_one_context(make_engine) -> None:
     """Ensure that one prepared context serves every contributor, each answering an Offer under its name."""
     engine = make_engine(SAMPLE_FILES)
-    ctx = context(engine, {"query": "assemble bundle", "open": [uri(engine, "pkg/tokens.py")],
-                           "artifacts": [{"key": "spec", "content": "Keep bundles small."}]})
+    ctx = context(
+        engine,
+        {
+            "query": "assemble bundle",
+            "open": [uri(engine, "pkg/tokens.py")],
+            "artifacts": [{"key": "spec", "content": "Keep bundles small."}],
+        },
+    )
     offers = {c.name.value: c.offer(ctx) for c in CONTRIBUTORS}
     assert all(isinstance(o, Offer) and o.name.value == n for n, o in offers.items())
     assert all(offers[n].candidates for n in PRESENTATION_ORDER if n != "library_docs")
@@ -64,10 +70,16 @@ def test_contributors_offer_through_the_protocol_from_one_context(make_engine) -
 def test_bundle_sections_follow_the_presentation_order(make_engine) -> None:
     """Ensure that a bundle presents its sections grouped by contributor, in registry order."""
     engine = make_engine(SAMPLE_FILES)
-    result = engine.bundle(parse_bundle({
-        "query": "assemble bundle", "open": [uri(engine, "pkg/tokens.py")], "budget": 6000,
-        "artifacts": [{"key": "spec", "content": "Keep bundles small."}],
-    }))
+    result = engine.bundle(
+        parse_bundle(
+            {
+                "query": "assemble bundle",
+                "open": [uri(engine, "pkg/tokens.py")],
+                "budget": 6000,
+                "artifacts": [{"key": "spec", "content": "Keep bundles small."}],
+            }
+        )
+    )
     seen = list(dict.fromkeys(s.contributor for s in result.sections))
     assert len(seen) >= 4
     assert seen == [n for n in PRESENTATION_ORDER if n in seen]
@@ -83,10 +95,16 @@ def test_a_failing_contributor_becomes_a_warning_and_the_bundle_still_answers(ma
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(by_name(name), "offer", broken)
-    result = engine.bundle(parse_bundle({
-        "query": "assemble bundle", "open": [uri(engine, "pkg/tokens.py")], "budget": 3000,
-        "artifacts": [{"key": "spec", "content": "Keep bundles small."}],
-    }))
+    result = engine.bundle(
+        parse_bundle(
+            {
+                "query": "assemble bundle",
+                "open": [uri(engine, "pkg/tokens.py")],
+                "budget": 3000,
+                "artifacts": [{"key": "spec", "content": "Keep bundles small."}],
+            }
+        )
+    )
     (warning,) = [w for w in result.snapshot.warnings if "disk on fire" in w]
     assert name in warning and "RuntimeError" in warning
     assert result.sections and all(s.contributor != name for s in result.sections)
@@ -94,10 +112,13 @@ def test_a_failing_contributor_becomes_a_warning_and_the_bundle_still_answers(ma
     assert engine.last_snapshot == result.snapshot
 
 
-@pytest.mark.parametrize("error", [
-    InvalidParam("docs[0].topic", "is required", "pass a topic"),
-    CtxError("the request's own fault"),
-])
+@pytest.mark.parametrize(
+    "error",
+    [
+        InvalidParam("docs[0].topic", "is required", "pass a topic"),
+        CtxError("the request's own fault"),
+    ],
+)
 def test_a_ctx_error_from_a_contributor_goes_back_to_the_caller(make_engine, monkeypatch, error) -> None:
     """Ensure that a CtxError (the request's own fault, which the caller can fix) is not
     swallowed into a warning but raised from the bundle as it was."""

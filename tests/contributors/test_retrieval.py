@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import textwrap
 
-import pytest
-
 from ctx_lsp.contributors.retrieval import Retrieval
 from ctx_lsp.params import parse_bundle
 from ctx_lsp.relevance import MAX_CANDIDATE_FILES

@@ -64,10 +64,13 @@ def test_focus_file_comes_first(make_engine) -> None:
     """Ensure that the file under the cursor is the first candidate, above the `open` files,
     whatever their order in the request."""
     engine = make_engine(FILES)
-    ctx = context(engine, {
-        "open": [uri(engine, "pkg/tokens.py"), uri(engine, "README.md")],
-        "focus": focus(engine, "pkg/bundle.py", 9),
-    })
+    ctx = context(
+        engine,
+        {
+            "open": [uri(engine, "pkg/tokens.py"), uri(engine, "README.md")],
+            "focus": focus(engine, "pkg/bundle.py", 9),
+        },
+    )
     offer = offer_of(CONTRIBUTOR, ctx)
     assert paths(offer)[0] == "pkg/bundle.py"
     assert set(paths(offer)) == {"pkg/bundle.py", "pkg/tokens.py", "README.md"}
@@ -166,8 +169,9 @@ def test_open_file_deleted_after_indexing_is_a_warning_not_a_failed_bundle(make_
     a warning, never the bundle (DESIGN: unreadable files are warnings)."""
     engine = make_engine(FILES)
     os.remove(engine.roots[0] / "pkg" / "tokens.py")
-    result = engine.bundle(parse_bundle({"open": [uri(engine, "pkg/tokens.py")], "query": "assemble bundle",
-                                         "budget": 3000}))
+    result = engine.bundle(
+        parse_bundle({"open": [uri(engine, "pkg/tokens.py")], "query": "assemble bundle", "budget": 3000})
+    )
     assert any("pkg/tokens.py" in w for w in result.snapshot.warnings)
     assert "pkg/tokens.py" not in [s.path for s in result.sections if s.contributor == "working_files"]
 

@@ -137,7 +137,15 @@ def test_unknown_library_names_close_matches(real_docs: LibraryDocs) -> None:
     cap=st.integers(min_value=1, max_value=5000),
     max_tokens=st.one_of(st.none(), st.integers(min_value=1, max_value=5000)),
     topic=st.sampled_from(
-        ["custom requests", "feature", "workspace text document", "progress", "websocket server", "zzz unknown", "the of"]
+        [
+            "custom requests",
+            "feature",
+            "workspace text document",
+            "progress",
+            "websocket server",
+            "zzz unknown",
+            "the of",
+        ]
     ),
 )
 def test_tokens_never_exceed_the_effective_cap(
@@ -212,7 +220,9 @@ def test_docs_folders_and_llms_txt(fake_site: Path, tmp_path: Path, counter: Tok
     (ws / "docs" / "foo").mkdir(parents=True)
     (ws / "docs" / "foo" / "tuning.md").write_text("# Tuning\n\nSet the flux capacitor to 88.\n")
     (ws / "notes" / "gizmo").mkdir(parents=True)
-    (ws / "notes" / "gizmo" / "intro.rst").write_text("Gizmo\n=====\n\nGizmos hum along.\n\nWiring\n------\n\nRed to red.\n")
+    (ws / "notes" / "gizmo" / "intro.rst").write_text(
+        "Gizmo\n=====\n\nGizmos hum along.\n\nWiring\n------\n\nRed to red.\n"
+    )
     (ws / "llms.txt").write_text("# Foo\n\n> Foo in one line.\n\n## Recipes\n\nUse the turbo frobnicator.\n")
     docs = LibraryDocs(ws, counter, site_paths=[fake_site], docs_folders={"foo": ["docs/foo"]})
     assert "flux capacitor" in docs.docs("foo", "tuning flux", 2000).content

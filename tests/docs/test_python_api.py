@@ -93,7 +93,9 @@ def test_module_api() -> None:
 
 def test_all_decides_what_is_public() -> None:
     """Ensure that a literal __all__ overrides the underscore convention."""
-    api = parse_module(b'__all__ = ["_special", "VALUE"]\nVALUE = 1\nOTHER = 2\ndef _special(): ...\ndef public(): ...\n')
+    api = parse_module(
+        b'__all__ = ["_special", "VALUE"]\nVALUE = 1\nOTHER = 2\ndef _special(): ...\ndef public(): ...\n'
+    )
     assert [f.name for f in api.functions] == ["_special"]
     assert [c.name for c in api.constants] == ["VALUE"]
 
@@ -122,7 +124,7 @@ def test_drafts() -> None:
     widget = by_title["pkg.widgets.Widget"].text
     assert widget.startswith("### pkg.widgets.Widget\nSource: pkg/widgets.py:")
     assert "- `@property def area(self) -> int` — The area." in widget
-    assert "- `color: str = \"red\"` — The colour." in widget
+    assert '- `color: str = "red"` — The colour.' in widget
     assert "_private" not in widget and "__repr__" not in widget
     assert "Computed from the size." in by_title["pkg.widgets.Widget.area"].text
     assert by_title["pkg.widgets.Bare"].weight == UNDOCUMENTED_WEIGHT

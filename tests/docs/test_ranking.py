@@ -18,7 +18,9 @@ from ctx_lsp.index.terms import query_terms
 from ctx_lsp.tokens import TokenCounter
 
 
-def _section(counter: TokenCounter, title: str, body: str, kind: str = Kind.FUNCTION, weight: float = 1.0) -> DocSection:
+def _section(
+    counter: TokenCounter, title: str, body: str, kind: str = Kind.FUNCTION, weight: float = 1.0
+) -> DocSection:
     text = render(title, "x.py:1", body)
     return DocSection("lib", "1", title, "/x.py", 1, kind, text, counter.count(text), weight)
 
@@ -93,8 +95,10 @@ def test_cut_only_with_enough_room(counter: TokenCounter) -> None:
 def test_repeated_prose_is_skipped(counter: TokenCounter) -> None:
     """Ensure a sync/async pair with the same docstring is sent once."""
     doc = "Make a workspace/applyEdit request to the client and wait for it."
-    pair = [_section(counter, "lib.apply_edit", f"```python\ndef apply_edit()\n```\n\n{doc}"),
-            _section(counter, "lib.apply_edit_async", f"```python\nasync def apply_edit_async()\n```\n\n{doc}")]
+    pair = [
+        _section(counter, "lib.apply_edit", f"```python\ndef apply_edit()\n```\n\n{doc}"),
+        _section(counter, "lib.apply_edit_async", f"```python\nasync def apply_edit_async()\n```\n\n{doc}"),
+    ]
     chosen = select(pair, [0, 1], 2000, counter)
     assert [p.section.title for p in chosen.picked] == ["lib.apply_edit"]
     assert not chosen.truncated
@@ -114,7 +118,9 @@ def test_preamble_counts(counter: TokenCounter) -> None:
 )
 def test_selection_never_exceeds_the_cap(counter: TokenCounter, sizes: list[int], cap: int) -> None:
     """Ensure that whatever the sections and cap, tokens <= cap and tokens is the real count."""
-    sections = [_section(counter, f"s{i}", "\n".join(f"line {j} of section {i}" for j in range(n))) for i, n in enumerate(sizes)]
+    sections = [
+        _section(counter, f"s{i}", "\n".join(f"line {j} of section {i}" for j in range(n))) for i, n in enumerate(sizes)
+    ]
     chosen = select(sections, list(range(len(sections))), cap, counter)
     assert chosen.tokens <= cap
     assert chosen.tokens == (counter.count(chosen.content) if chosen.content else 0)

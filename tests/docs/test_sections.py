@@ -20,7 +20,13 @@ from ctx_lsp.docs.sections import (
 
 def _drafts(text: str, fmt: str = "markdown", **kw):
     return document_drafts(
-        textwrap.dedent(text), label="lib README", path="/x/METADATA", display="METADATA", kind=Kind.README, fmt=fmt, **kw
+        textwrap.dedent(text),
+        label="lib README",
+        path="/x/METADATA",
+        display="METADATA",
+        kind=Kind.README,
+        fmt=fmt,
+        **kw,
     )
 
 
@@ -39,7 +45,12 @@ def test_markdown_sections_by_heading() -> None:
         Call it.
         """
     )
-    assert [d.title for d in drafts] == ["lib README", "lib README › Lib", "lib README › Lib › Install", "lib README › Lib › Usage"]
+    assert [d.title for d in drafts] == [
+        "lib README",
+        "lib README › Lib",
+        "lib README › Lib › Install",
+        "lib README › Lib › Usage",
+    ]
     install = drafts[2]
     assert "pip install lib" in install.text and "Call it." not in install.text
     assert install.text.startswith("### lib README › Lib › Install\nSource: METADATA:5")
@@ -103,10 +114,10 @@ def test_long_sections_are_split_into_parts_outside_fences() -> None:
     line, and that a code block with blank lines is never split."""
     code = "```python\n" + "\n\n".join(f"x{i} = {i}" for i in range(5)) + "\n```"
     paragraphs = [f"Paragraph {i} " + "word " * 30 for i in range(6)]
-    body = "\n\n".join(paragraphs[:3] + [code] + paragraphs[3:])
+    body = "\n\n".join([*paragraphs[:3], code, *paragraphs[3:]])
     drafts = _drafts(f"# Big\n{body}\n", max_chars=400)
     assert len(drafts) > 2
-    assert drafts[0].title == "lib README › Big (1/%d)" % len(drafts)
+    assert drafts[0].title == f"lib README › Big (1/{len(drafts)})"
     assert all(sum(1 for line in d.text.split("\n") if FENCE.match(line)) % 2 == 0 for d in drafts)
     assert drafts[1].line > drafts[0].line
     assert any("x0 = 0" in d.text and "x4 = 4" in d.text for d in drafts)

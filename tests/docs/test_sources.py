@@ -48,11 +48,16 @@ def test_setuptools_editable_finder_mapping(tmp_path: Path) -> None:
 def test_package_llms_txt(tmp_path: Path) -> None:
     """Ensure an llms-full.txt shipped inside the package is read, in preference to llms.txt."""
     site = tmp_path / "site"
-    make_dist(site, "withllms", "1", {
-        "withllms/__init__.py": "",
-        "withllms/llms.txt": "# W\n\nshort\n",
-        "withllms/llms-full.txt": "# W\n\n## Deep dive\n\nlong text\n",
-    })
+    make_dist(
+        site,
+        "withllms",
+        "1",
+        {
+            "withllms/__init__.py": "",
+            "withllms/llms.txt": "# W\n\nshort\n",
+            "withllms/llms-full.txt": "# W\n\n## Deep dive\n\nlong text\n",
+        },
+    )
     entry = {e.key: e for e in scan_distributions([site])}["withllms"]
     drafts = library_drafts(entry, [site], None)
     llms = [d for d in drafts if d.kind == "llms"]

@@ -20,8 +20,7 @@ def assistant(text: str | None, *calls: tuple[str, str, str]) -> dict:
     message: dict = {"role": "assistant", "content": text}
     if calls:
         message["tool_calls"] = [
-            {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
-            for cid, name, args in calls
+            {"id": cid, "type": "function", "function": {"name": name, "arguments": args}} for cid, name, args in calls
         ]
     return message
 

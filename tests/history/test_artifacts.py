@@ -34,9 +34,7 @@ CUT_MARKER = re.compile(r"\n\n\[… cut: [\d,]+ more tokens of '[^']*'\]$")
 
 
 def paragraph(i: int, sentences: int = 4) -> str:
-    return " ".join(
-        f"Paragraph {i} sentence {j} explains one more design decision." for j in range(sentences)
-    )
+    return " ".join(f"Paragraph {i} sentence {j} explains one more design decision." for j in range(sentences))
 
 
 def document(paragraphs: int, sentences: int = 4) -> str:
@@ -108,15 +106,10 @@ def test_everything_fits_whole_with_a_real_total():
     arts = [("architecture", "Layers point down."), ("spec", "Build a context engine.")]
     result = fill_artifacts(arts, 4000, COUNTER)
     assert [(p.key, p.status) for p in result.pieces] == [("spec", FULL), ("architecture", FULL)]
-    assert (
-        result.pieces[0].tokens
-        == result.pieces[0].original_tokens
-        == COUNTER.count("Build a context engine.")
-    )
+    assert result.pieces[0].tokens == result.pieces[0].original_tokens == COUNTER.count("Build a context engine.")
     text = render_artifacts(result)
     assert text == (
-        "### Artifact: spec\n\nBuild a context engine.\n\n"
-        "### Artifact: architecture\n\nLayers point down.\n"
+        "### Artifact: spec\n\nBuild a context engine.\n\n### Artifact: architecture\n\nLayers point down.\n"
     )
     assert result.total_tokens == COUNTER.count(text)
     assert result.budget == 4000
@@ -195,8 +188,7 @@ def test_too_little_room_gives_a_one_sentence_summary():
     piece = result.pieces[1]
     assert piece.content == summary_sentence("architecture", piece.original_tokens)
     assert piece.content == (
-        f"Artifact 'architecture' ({piece.original_tokens:,} tokens) omitted for budget; "
-        "ask for it by name."
+        f"Artifact 'architecture' ({piece.original_tokens:,} tokens) omitted for budget; ask for it by name."
     )
     assert result.total_tokens <= budget
 
@@ -213,9 +205,7 @@ def test_a_summary_that_does_not_fit_means_dropped():
     """Ensure that an artifact whose summary sentence does not fit either is dropped, kept
     in the pieces with empty content, and not rendered."""
     spec = document(4)
-    result = fill_artifacts(
-        [("spec", spec), ("architecture", document(20))], block_cost("spec", spec) + 5, COUNTER
-    )
+    result = fill_artifacts([("spec", spec), ("architecture", document(20))], block_cost("spec", spec) + 5, COUNTER)
     assert [p.status for p in result.pieces] == [FULL, DROPPED]
     assert result.pieces[1].content == "" and result.pieces[1].tokens == 0
     assert "architecture" not in render_artifacts(result)
@@ -227,9 +217,7 @@ def test_a_later_small_artifact_still_fits_after_a_bigger_one_was_summarized():
     spec = document(4)
     small = "Use JSON-RPC over stdio."
     budget = block_cost("spec", spec) + 150
-    result = fill_artifacts(
-        [("spec", spec), ("architecture", document(30)), ("api_design", small)], budget, COUNTER
-    )
+    result = fill_artifacts([("spec", spec), ("architecture", document(30)), ("api_design", small)], budget, COUNTER)
     assert [p.status for p in result.pieces] == [FULL, SUMMARIZED, FULL]
 
 
@@ -343,9 +331,7 @@ def test_artifact_properties(arts, budget):
     result = fill_artifacts(arts, budget, COUNTER)
     assert result == fill_artifacts(arts, budget, COUNTER)
     assert result.total_tokens == COUNTER.count(render_artifacts(result)) <= budget
-    assert [p.key for p in result.pieces] == [
-        k for k, _ in prioritize(arts, DEFAULT_ARTIFACT_ORDER)
-    ]
+    assert [p.key for p in result.pieces] == [k for k, _ in prioritize(arts, DEFAULT_ARTIFACT_ORDER)]
     originals = dict(arts)
     for piece in result.pieces:
         assert piece.original_tokens == COUNTER.count(originals[piece.key])
@@ -361,9 +347,7 @@ def test_artifact_properties(arts, budget):
     for i, earlier in enumerate(result.pieces):
         for later in result.pieces[i + 1 :]:
             if earlier.status != FULL and later.status == FULL:
-                assert block_cost(earlier.key, originals[earlier.key]) > block_cost(
-                    later.key, later.content
-                )
+                assert block_cost(earlier.key, originals[earlier.key]) > block_cost(later.key, later.content)
 
 
 def test_render_of_an_empty_result_is_empty():

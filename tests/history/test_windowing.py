@@ -215,9 +215,7 @@ def test_tool_call_and_results_are_kept_or_dropped_together():
     them are never separated by the window."""
     msgs = [
         user("read both files"),
-        assistant(
-            None, ("c1", "read_file", '{"path": "a.py"}'), ("c2", "read_file", '{"path": "b.py"}')
-        ),
+        assistant(None, ("c1", "read_file", '{"path": "a.py"}'), ("c2", "read_file", '{"path": "b.py"}')),
         tool("c1", "a " * 300),
         tool("c2", "b " * 300),
         assistant("done"),
@@ -349,9 +347,7 @@ def test_valid_variants_are_accepted_and_input_is_not_mutated():
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
-    ),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
     max_leaves=10,
 )
 message_like = st.fixed_dictionaries(
@@ -362,9 +358,7 @@ message_like = st.fixed_dictionaries(
         | st.lists(
             st.fixed_dictionaries(
                 {"id": st.sampled_from(["a", "b", ""]) | json_values},
-                optional={
-                    "function": json_values | st.fixed_dictionaries({"name": st.text(max_size=5)})
-                },
+                optional={"function": json_values | st.fixed_dictionaries({"name": st.text(max_size=5)})},
             ),
             max_size=2,
         ),
@@ -396,9 +390,7 @@ TEXTS = st.one_of(
     st.sampled_from(["ok", "Looking at it.", "naïve café — 日本語 🙂", "def f():\n    return 1\n"]),
     st.integers(200, 3000).map(lambda n: "huge output line\n" * n),
 )
-SYSTEM_TEXTS = st.text(max_size=40) | st.sampled_from(
-    ["Be brief.", "Rules:\n" + "- follow the style guide\n" * 20]
-)
+SYSTEM_TEXTS = st.text(max_size=40) | st.sampled_from(["Be brief.", "Rules:\n" + "- follow the style guide\n" * 20])
 """No huge system prompts here: they only exercise WindowError, which has its own test."""
 
 
@@ -428,9 +420,7 @@ def conversations(draw):
             else:
                 ids = [f"c{call_no + k}" for k in range(draw(st.integers(1, 3)))]
                 call_no += len(ids)
-                msgs.append(
-                    assistant(draw(st.none() | TEXTS), *[(cid, "read_file", "{}") for cid in ids])
-                )
+                msgs.append(assistant(draw(st.none() | TEXTS), *[(cid, "read_file", "{}") for cid in ids]))
                 for cid in ids:
                     fate = draw(st.sampled_from(["answer", "answer", "answer", "late", "never"]))
                     if fate == "answer":
@@ -453,12 +443,7 @@ def reference(msgs: list[dict]) -> tuple[set[int], dict[int, int]]:
     for i, message in enumerate(msgs):
         if message["role"] != "tool":
             continue
-        earlier = [
-            j
-            for j in range(i)
-            for c in msgs[j].get("tool_calls") or ()
-            if c["id"] == message["tool_call_id"]
-        ]
+        earlier = [j for j in range(i) for c in msgs[j].get("tool_calls") or () if c["id"] == message["tool_call_id"]]
         if earlier:
             caller[i] = max(earlier)
         else:
@@ -466,16 +451,12 @@ def reference(msgs: list[dict]) -> tuple[set[int], dict[int, int]]:
     return orphans, caller
 
 
-def forced_start(
-    msgs: list[dict], orphans: set[int], caller: dict[int, int], min_turns: int
-) -> int:
+def forced_start(msgs: list[dict], orphans: set[int], caller: dict[int, int], min_turns: int) -> int:
     """Index from which every non-system, non-orphan message must be kept: the start of the
     min_turns-th last turn, moved back to take in the calls of results after it."""
     users = [i for i, m in enumerate(msgs) if m["role"] == "user"]
     turn_starts = users
-    first_other = next(
-        (i for i, m in enumerate(msgs) if m["role"] != "system" and i not in orphans), None
-    )
+    first_other = next((i for i, m in enumerate(msgs) if m["role"] != "system" and i not in orphans), None)
     if first_other is not None and (not users or first_other < users[0]):
         turn_starts = [first_other, *users]
     if min_turns == 0:
@@ -546,14 +527,9 @@ def test_window_properties(msgs, budget, min_turns, summary):
     meta = result.metadata
     assert meta.input_tokens_used == sum(cost(m) for m in result.messages)
     b = meta.breakdown
-    assert (
-        b.system_messages + b.user_messages + b.assistant_messages + b.tool_messages
-        == meta.input_tokens_used
-    )
+    assert b.system_messages + b.user_messages + b.assistant_messages + b.tool_messages == meta.input_tokens_used
     assert meta.messages_included == len(kept) and meta.messages_excluded == len(dropped)
-    forced_tokens = system_tokens + sum(
-        cost(msgs[i]) for i in forced if msgs[i]["role"] != "system"
-    )
+    forced_tokens = system_tokens + sum(cost(msgs[i]) for i in forced if msgs[i]["role"] != "system")
     assert meta.over_budget == (forced_tokens > budget)
     if meta.over_budget:
         assert not preambles
@@ -562,9 +538,7 @@ def test_window_properties(msgs, budget, min_turns, summary):
     else:
         assert meta.input_tokens_used <= budget
     dropped_turn_messages = any(msgs[i]["role"] != "system" and i not in orphans for i in dropped)
-    assert result.should_summarize == (
-        dropped_turn_messages or meta.input_tokens_used > 0.7 * budget
-    )
+    assert result.should_summarize == (dropped_turn_messages or meta.input_tokens_used > 0.7 * budget)
     assert (result.summary_fallback != "") == dropped_turn_messages
 
 
@@ -601,17 +575,12 @@ def tool_heavy_conversation(n_messages: int = 200, seed: int = 7) -> list[dict]:
             msgs.append(
                 assistant(
                     rng.choice([None, "Let me check."]),
-                    *[
-                        (cid, name, json.dumps({"path": f"src/mod{call}.py"}))
-                        for cid, name in zip(ids, names)
-                    ],
+                    *[(cid, name, json.dumps({"path": f"src/mod{call}.py"})) for cid, name in zip(ids, names)],
                 )
             )
             for cid in ids:
                 msgs.append(tool(cid, code * rng.choice([1, 3, 10, 40, 120])))
-        msgs.append(
-            assistant("Done: the change is in place and the tests pass. " * rng.randint(1, 6))
-        )
+        msgs.append(assistant("Done: the change is in place and the tests pass. " * rng.randint(1, 6)))
     return msgs[:n_messages]
 
 
@@ -623,9 +592,7 @@ def test_realistic_tool_heavy_conversation(budget):
     msgs = tool_heavy_conversation()
     assert len(msgs) == 200
     start = time.perf_counter()
-    result = window_messages(
-        msgs, budget, COUNTER, summary="The user is hardening the API handler."
-    )
+    result = window_messages(msgs, budget, COUNTER, summary="The user is hardening the API handler.")
     elapsed_ms = (time.perf_counter() - start) * 1000
     print(f"budget {budget}: {elapsed_ms:.1f} ms, {result.metadata}")
     meta = result.metadata
@@ -644,9 +611,6 @@ def test_realistic_tool_heavy_conversation(budget):
 def test_bigger_budgets_keep_more_turns():
     """Ensure that a larger budget never keeps fewer turns of the same conversation."""
     msgs = tool_heavy_conversation()
-    kept = [
-        window_messages(msgs, b, COUNTER).metadata.turns_included
-        for b in (1_000, 4_000, 16_000, 64_000, 10**6)
-    ]
+    kept = [window_messages(msgs, b, COUNTER).metadata.turns_included for b in (1_000, 4_000, 16_000, 64_000, 10**6)]
     assert kept == sorted(kept)
     assert kept[-1] == window_messages(msgs, 10**6, COUNTER).metadata.turns_total

@@ -21,18 +21,21 @@ def _paths(result) -> list[str]:
 
 def test_default_ignores(tmp_path: Path) -> None:
     """Ensure that VCS data, virtualenvs, caches and build output are never indexed."""
-    write_tree(tmp_path, {
-        "src/app.py": "x = 1\n",
-        ".git/config": "[core]\n",
-        "node_modules/lib/index.js": "module.exports = 1\n",
-        ".venv/lib/site.py": "",
-        "myenv/pyvenv.cfg": "home = /usr\n",
-        "__pycache__/app.cpython-311.pyc": b"\x00\x01",
-        "build/lib/app.py": "",
-        "pkg.egg-info/PKG-INFO": "Name: pkg\n",
-        "dist/pkg.whl": b"PK",
-        "app.min.js": "var a=1;",
-    })
+    write_tree(
+        tmp_path,
+        {
+            "src/app.py": "x = 1\n",
+            ".git/config": "[core]\n",
+            "node_modules/lib/index.js": "module.exports = 1\n",
+            ".venv/lib/site.py": "",
+            "myenv/pyvenv.cfg": "home = /usr\n",
+            "__pycache__/app.cpython-311.pyc": b"\x00\x01",
+            "build/lib/app.py": "",
+            "pkg.egg-info/PKG-INFO": "Name: pkg\n",
+            "dist/pkg.whl": b"PK",
+            "app.min.js": "var a=1;",
+        },
+    )
     result = _scan(tmp_path)
     assert _paths(result) == ["src/app.py"]
     assert result.ignored_dirs >= 7
@@ -41,20 +44,28 @@ def test_default_ignores(tmp_path: Path) -> None:
 
 def test_nested_gitignore_and_negation(tmp_path: Path) -> None:
     """Ensure that nested .gitignore files apply to their subtree, with negation, as in git."""
-    write_tree(tmp_path, {
-        ".gitignore": "*.log\nsecret/\n",
-        "a.log": "x",
-        "keep/.gitignore": "!important.log\n",
-        "keep/important.log": "kept",
-        "keep/other.log": "dropped",
-        "secret/key.py": "KEY = 1\n",
-        "sub/.gitignore": "/local.py\n",
-        "sub/local.py": "",
-        "sub/deeper/local.py": "",
-    })
+    write_tree(
+        tmp_path,
+        {
+            ".gitignore": "*.log\nsecret/\n",
+            "a.log": "x",
+            "keep/.gitignore": "!important.log\n",
+            "keep/important.log": "kept",
+            "keep/other.log": "dropped",
+            "secret/key.py": "KEY = 1\n",
+            "sub/.gitignore": "/local.py\n",
+            "sub/local.py": "",
+            "sub/deeper/local.py": "",
+        },
+    )
     result = _scan(tmp_path)
-    assert _paths(result) == [".gitignore", "keep/.gitignore", "keep/important.log", "sub/.gitignore",
-                              "sub/deeper/local.py"]
+    assert _paths(result) == [
+        ".gitignore",
+        "keep/.gitignore",
+        "keep/important.log",
+        "sub/.gitignore",
+        "sub/deeper/local.py",
+    ]
 
 
 def test_configured_globs(tmp_path: Path) -> None:

@@ -27,7 +27,12 @@ def test_index_then_restart_reuses_cache(sample_workspace: Path) -> None:
     stats = first.index()
     assert stats.parsed == 5 and stats.reused == 0
     assert {f.path for f in first.files.values()} == {
-        "README.md", "notes.txt", "pkg/__init__.py", "pkg/bundle.py", "pkg/tokens.py"}
+        "README.md",
+        "notes.txt",
+        "pkg/__init__.py",
+        "pkg/bundle.py",
+        "pkg/tokens.py",
+    }
     first.close()
 
     (sample_workspace / "pkg" / "bundle.py").write_text("def changed():\n    pass\n")
@@ -58,13 +63,13 @@ def test_parallel_cold_index_matches_serial(tmp_path: Path) -> None:
     parallel = _ws(root, workers=2, cache=False)
     parallel.index()
     assert {p: (f.hash, f.tokens, f.outline) for p, f in serial.files.items()} == {
-        p: (f.hash, f.tokens, f.outline) for p, f in parallel.files.items()}
+        p: (f.hash, f.tokens, f.outline) for p, f in parallel.files.items()
+    }
 
 
 def test_non_utf8_and_binary_content(tmp_path: Path) -> None:
     """Ensure that non-UTF-8 text is indexed with replacements and NUL content is skipped."""
-    root = write_tree(tmp_path / "ws", {"latin.py": "NAME = 'caf\xe9'\n".encode("latin-1"),
-                                         "blob.dat2": b"abc\x00def"})
+    root = write_tree(tmp_path / "ws", {"latin.py": "NAME = 'caf\xe9'\n".encode("latin-1"), "blob.dat2": b"abc\x00def"})
     ws = _ws(root)
     stats = ws.index()
     entry = ws.get("latin.py")
