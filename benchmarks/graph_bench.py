@@ -1,9 +1,9 @@
-"""Benchmark the reference graph (`ctx_lsp/index/graph.py`) on a real workspace.
+"""Benchmark the reference graph (`ctx_lsp/index/graph/`) on a real workspace.
 
 Measures, in one process and one run: building the graph from an indexed workspace, its
 memory, `rank()` latency for random requests (1-3 working files, 0-5 mentioned
-identifiers), `distances`/`callers_of`, and one-file edits (editor buffers) each followed
-by `rank()`. A baseline runs on the same graph in the same run: a full personalised power
+identifiers), `callers_of`, and one-file edits (editor buffers) each followed by
+`rank()`. A baseline runs on the same graph in the same run: a full personalised power
 iteration over every edge for every request, which is what Aider's repo map does per
 request (networkx `pagerank`, tol 1e-6), minus Aider's rebuilding of the graph, which is
 timed apart. Its exact scores also measure the push approximation (top-k overlap, largest
@@ -26,15 +26,16 @@ import statistics
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ctx_lsp.config import Config  # noqa: E402
-from ctx_lsp.index import graph as graph_module  # noqa: E402
-from ctx_lsp.index.graph import DAMPING, PERSONAL_SHARE, ReferenceGraph  # noqa: E402
-from ctx_lsp.index.workspace import Workspace  # noqa: E402
+from ctx_lsp.config import Config
+from ctx_lsp.index.graph import ReferenceGraph
+from ctx_lsp.index.graph import ranking as ranking_module
+from ctx_lsp.index.workspace import Workspace
+from ctx_lsp.relevance import DAMPING, PERSONAL_SHARE
 
 BASELINE_TOL = 1e-6
 """networkx's default: stop when the L1 change is below N x tol."""
@@ -158,12 +159,13 @@ def numpy_power_iteration(rows: Rows) -> float | None:
 
 
 def accuracy(graph: ReferenceGraph, requests: list[Request], exacts: list[dict[str, float]]) -> list[str]:
-    """Report rows: rank() speed and agreement with the exact baseline per push threshold."""
-    default = graph_module.PERSONAL_TOLERANCE
+    """Report rows: rank() speed and agreement with the exact baseline per push threshold
+    (patched where the personal push reads it)."""
+    default = ranking_module.PERSONAL_TOLERANCE
     lines = []
     try:
         for tolerance in sorted({default, *TOLERANCES}, reverse=True):
-            graph_module.PERSONAL_TOLERANCE = tolerance
+            ranking_module.PERSONAL_TOLERANCE = tolerance
             times, overlaps, errors = [], [], []
             for (personal, mentioned), exact in zip(requests, exacts):
                 started = time.perf_counter()
@@ -179,7 +181,7 @@ def accuracy(graph: ReferenceGraph, requests: list[Request], exacts: list[dict[s
                 f"{statistics.median(errors):.3f} / {max(errors):.3f} |"
             )
     finally:
-        graph_module.PERSONAL_TOLERANCE = default
+        ranking_module.PERSONAL_TOLERANCE = default
     return lines
 
 
@@ -199,10 +201,11 @@ def main() -> int:
     index_s = timed(workspace.index)
     python = sorted(f.abs_path for f in workspace.files.values() if f.language == "python")
     decode_s = timed(lambda: [workspace.files[f].outline for f in python])  # once per process
-    print(f"workspace: {args.directory} ({len(workspace.files)} files, {len(python)} Python); "
-          f"cores: {os.cpu_count()}")
-    print(f"index (from its cache where possible): {index_s:.2f} s; outline decode: {decode_s:.2f} s "
-          "(the search index pays it too; not graph time)")
+    print(f"workspace: {args.directory} ({len(workspace.files)} files, {len(python)} Python); cores: {os.cpu_count()}")
+    print(
+        f"index (from its cache where possible): {index_s:.2f} s; outline decode: {decode_s:.2f} s "
+        "(the search index pays it too; not graph time)"
+    )
     rows: list[tuple[str, str]] = []
 
     # build and memory (a separate graph, so tracemalloc does not slow the timed one)
@@ -225,8 +228,10 @@ def main() -> int:
     rows.append(("global PageRank, cold (first rank)", f"{cold_s:.2f} s ({graph.global_visits:,} edge visits)"))
     rows.append(("graph memory (tracemalloc, with the global rank state)", f"{graph_mb:.0f} MB"))
     snap = graph.snapshot()
-    print(f"graph: {len(snap.files)} files, {len(snap.edges):,} edges "
-          f"({sum(len(t) for _, t in snap.imports):,} from imports), {len(snap.definers):,} defined names")
+    print(
+        f"graph: {len(snap.files)} files, {len(snap.edges):,} edges "
+        f"({sum(len(t) for _, t in snap.imports):,} from imports), {len(snap.definers):,} defined names"
+    )
 
     # requests
     requests = requests_for(graph, python, args.requests, args.seed)
@@ -238,10 +243,6 @@ def main() -> int:
     gc.unfreeze()
     rows.append((f"rank() warm, {len(times)} random requests: p50 / p95 / max", spread(times)))
     rows.append(("rank() warm after gc.freeze(), same requests: p50 / p95 / max", spread(frozen)))
-    rnd = random.Random(args.seed)
-    starts = [rnd.sample(python, rnd.randint(1, 3)) for _ in range(50)]
-    distance_times = [timed(lambda: graph.distances(s)) for s in starts]
-    rows.append(("distances(1-3 files, max_hops=3): p50 / p95 / max", spread(distance_times)))
     called = [name for name, _ in snap.definers][:: max(1, len(snap.definers) // 50)]
     caller_times = [timed(lambda: graph.callers_of(n)) for n in called]
     rows.append(("callers_of(name), 50 names: p50 / p95 / max", spread(caller_times)))
@@ -250,8 +251,9 @@ def main() -> int:
     build_rows_s = timed(lambda: baseline_rows(graph))
     edges = baseline_rows(graph)
     exacts: list[dict[str, float]] = []
-    base_times = [timed(lambda: exacts.append(baseline_rank(graph, edges, p, m)))
-                  for p, m in requests[: args.baseline_requests]]
+    base_times = [
+        timed(lambda: exacts.append(baseline_rank(graph, edges, p, m))) for p, m in requests[: args.baseline_requests]
+    ]
     b50, p50 = statistics.median(base_times), statistics.median(times)
     rows.append((f"baseline: full personalised power iteration, {len(base_times)} requests: p50", ms(b50)))
     rows.append(("baseline: building its edge lists (Aider rebuilds its graph per request)", ms(build_rows_s)))
@@ -282,8 +284,9 @@ def main() -> int:
     rows.append(("one-file edit: workspace re-analysis (not graph): p50", ms(statistics.median(edit_index))))
     rows.append(("one-file edit: graph catch_up: p50 / p95 / max", spread(edit_catch_up)))
     rows.append(("one-file edit: next rank() (with the global correction): p50 / p95 / max", spread(edit_rank)))
-    rows.append(("one-file edit: catch_up + rank(): p50 / p95 / max",
-                 spread([a + b for a, b in zip(edit_catch_up, edit_rank)])))
+    rows.append(
+        ("one-file edit: catch_up + rank(): p50 / p95 / max", spread([a + b for a, b in zip(edit_catch_up, edit_rank)]))
+    )
     rows.append(("one-file edit: global correction, edge visits (median)", f"{statistics.median(visits):,.0f}"))
     rows.append(("incremental graph == rebuilt graph after the edits", str(same)))
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -15,8 +15,74 @@ This module is a leaf: plain constants, no imports from the package.
 
 from __future__ import annotations
 
-# ---------------------------------------------------------------- reference graph
-# (filled in with the graph split; see ctx_lsp/index/graph/)
+# ---------------------------------------------------------------- reference graph (index/graph/)
+# All set when the graph was written (commit 6e0fc2c) and unchanged since; none has been
+# swept with `benchmarks/eval/` yet. Each says where its value comes from: Aider's repo map,
+# networkx, or `benchmarks/graph_bench.py` on Django.
+
+IMPORT_EDGE_WEIGHT = 4.0
+"""An import weighs as much as one plain name used 16 times (sqrt(16)): importing a module
+is an explicit, unambiguous dependency, unlike a name that several files may define."""
+SPECIFIC_NAME_MIN_CHARS = 8
+"""Characters (leading underscores aside) from which a snake_case or CamelCase name counts
+as specific (`SPECIFIC_NAME_FACTOR`); Aider's repo map uses the same length."""
+SPECIFIC_NAME_FACTOR = 10.0
+"""Long snake_case or CamelCase names (`get_queryset`, `CharField`) rarely collide by
+chance, so a use is strong evidence of a dependency (Aider's repo map does the same)."""
+PRIVATE_NAME_FACTOR = 0.1
+"""`_names` are implementation details; a use from another file says little about what
+the user of the name needs to see (Aider's factor)."""
+COMMON_NAME_DEFINERS = 5
+"""Files defining a name beyond which it is common (`COMMON_NAME_FACTOR`; Aider's threshold)."""
+COMMON_NAME_FACTOR = 0.1
+"""A name defined in more than 5 files (`get`, `save`) could mean any of them, so each of
+its edges counts a tenth (Aider's threshold and factor)."""
+MAX_DEFINERS = 25
+"""A name defined in more than 25 files (`__init__`, `Migration`, `urlpatterns` in
+Django) says nothing about which one is meant; it makes no edges, and mentioning it seeds
+nothing. This also bounds the work of one update: a definition touches at most
+25 x (files using the name) edges."""
+DAMPING = 0.85
+"""Probability that the walk follows an edge rather than jumping (networkx's default,
+which Aider uses)."""
+PERSONAL_SHARE = 0.8
+"""Share of the jumps that go to the request's seeds; the rest go to any file. The global
+share keeps files far from the seeds ordered by how much the repository uses them."""
+MENTIONED_SHARE = 0.5
+"""Share of the seed jumps that go to files defining mentioned identifiers when there are
+working files too; either kind alone takes them all."""
+GLOBAL_TOLERANCE = 1e-2
+"""Residual the global push may leave per file, in units of one file's own jump mass (1).
+The global part orders the tail, so 1 % of an ordinary file's mass is plenty, and it keeps
+the correction after an edit to ~10,000 edge visits on Django (a few ms)."""
+PERSONAL_TOLERANCE = 5e-5
+"""Forward-push threshold of the personal part per out-edge of the pushed file (the seeds'
+jump mass is 1): the work is at most 1 / ((1 - DAMPING) x 5e-5) = 133,000 edge visits and
+in practice ~10,000 on Django. In a code graph most walks soon reach hub modules (settings,
+fields), so much mass is still unpushed when the threshold stops the push; it is spread as
+the global walk spreads, which on Django puts 19 of the exact top 20 files in the top 20
+(benchmarks/graph_bench.py compares it with 1e-4, 2e-5 and 1e-5)."""
+FILES_LISTED = 200
+"""Files `RankResult.files` lists (every file has a score in `RankResult.scores`). A map
+under any budget shows far fewer (the map's 20 % of a 32K budget holds a few dozen file
+outlines), and building 3,000 result objects per request would cost ~2 ms."""
+DEFINITION_FILES = 20
+"""Files whose definitions `rank` scores (`rank_definitions` scores others on demand):
+about what an 8K-token bundle's map shows."""
+DEFINITIONS_PER_FILE = 20
+"""Definitions `rank` keeps per file, best first. A focused section shows the bodies of a
+few; the hub files a request ranks first define hundreds (Django's fields/__init__.py:
+~400), and listing them all would cost more per request than ranking the files."""
+WORKING_REFERENCE_FACTOR = 50.0
+"""A definition the working files use counts as much as 50 uses from elsewhere: what the
+code being edited calls is what the agent must see (Aider weighs edges from the files in
+the chat by 50 for the same reason)."""
+UNREFERENCED_DEFINITION_SHARE = 0.05
+"""A definition nobody uses still scores 5 % of its file's score: it stays ordered by its
+file instead of dropping to zero with every other unused definition."""
+MAX_CALLEE_DEFINERS = 3
+"""A call that neither its file nor the files it imports define is matched against every
+definition of the name only if there are at most three: beyond that it is a guess."""
 
 
 # ---------------------------------------------------------------- lexical search (index/search.py)
@@ -84,7 +150,7 @@ MAP_DEFINITIONS_PER_FILE = 20
 allows), then the file's other top-level names."""
 
 
-# ---------------------------------------------------------------- assembly (assembly/orchestrator.py, budget.py, adjustments.py)
+# ---------------------------------------------------------------- assembly (orchestrator, budget, adjustments)
 
 BREADTH_SHARE = 0.75
 """Breadth contributors (retrieval, the map) first spend up to three quarters of their

@@ -1,10 +1,10 @@
-"""Tests for ctx_lsp/index/graph.py: edges, imports, ranking, calls, distances, updates."""
+"""Tests for ctx_lsp/index/graph/: edges, imports, ranking, calls, updates."""
 
 from __future__ import annotations
 
 import tempfile
-import threading
 import textwrap
+import threading
 from pathlib import Path
 from unittest import mock
 
@@ -12,10 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ctx_lsp import relevance
 from ctx_lsp.config import Config
-from ctx_lsp.index import graph as graph_module
 from ctx_lsp.index.graph import (
-    DAMPING,
     ReferenceGraph,
     module_names,
     name_factor,
@@ -23,6 +22,9 @@ from ctx_lsp.index.graph import (
     reference_units,
     resolve_relative,
 )
+from ctx_lsp.index.graph import edges as edges_module
+from ctx_lsp.index.graph import ranking as ranking_module
+from ctx_lsp.index.graph.edges import WEIGHT_UNITS
 from ctx_lsp.index.workspace import Workspace
 from tests.conftest import write_tree
 
@@ -93,9 +95,9 @@ def test_name_factor_down_weights_common_and_private_names() -> None:
     assert name_factor("save", 6) == pytest.approx(0.1)
     assert name_factor("_helper", 1) == pytest.approx(0.1)
     assert name_factor("__init__", 1) == pytest.approx(0.1)
-    assert name_factor("save", graph_module.MAX_DEFINERS + 1) == 0.0
+    assert name_factor("save", relevance.MAX_DEFINERS + 1) == 0.0
     assert name_factor("save", 0) == 0.0
-    assert reference_units(4, 1.0) == 2 * graph_module.WEIGHT_UNITS
+    assert reference_units(4, 1.0) == 2 * WEIGHT_UNITS
 
 
 @settings(max_examples=60, deadline=None)
@@ -130,9 +132,9 @@ def test_push_approximates_pagerank(raw_edges: list[list[tuple[int, int]]], seed
     for _ in range(400):
         nxt = [0.0] * n
         for u, (targets, probs) in enumerate(rows):
-            exact[u] += (1 - DAMPING) * x[u]
+            exact[u] += (1 - relevance.DAMPING) * x[u]
             for v, q in zip(targets, probs):
-                nxt[v] += DAMPING * x[u] * q
+                nxt[v] += relevance.DAMPING * x[u] * q
         x = nxt
     assert all(abs(a - b) < 1e-6 for a, b in zip(p, exact))
     assert all(abs(v) <= 1e-9 for v in r)
@@ -194,9 +196,9 @@ def test_edges_weigh_uses_and_imports(tmp_path: Path) -> None:
     _, graph = _indexed(tmp_path, HUB_WORKSPACE)
     a, b, core = (_abs(tmp_path, f) for f in ("a.py", "b.py", "core.py"))
     # b uses compute_total once (a specific name: x10) and imports core
-    assert graph.edge_weight(b, core) == pytest.approx(10.0 + graph_module.IMPORT_EDGE_WEIGHT)
+    assert graph.edge_weight(b, core) == pytest.approx(10.0 + relevance.IMPORT_EDGE_WEIGHT)
     # a uses compute_total (x10), Widget and render (x1 each)
-    assert graph.edge_weight(a, core) == pytest.approx(10.0 + 1.0 + 1.0 + graph_module.IMPORT_EDGE_WEIGHT)
+    assert graph.edge_weight(a, core) == pytest.approx(10.0 + 1.0 + 1.0 + relevance.IMPORT_EDGE_WEIGHT)
     assert graph.edge_weight(core, core) == 0.0
     assert graph.edge_weight(core, a) == 0.0
 
@@ -270,7 +272,7 @@ def test_definitions_ranked_by_use(tmp_path: Path) -> None:
     result = graph.rank({_abs(tmp_path, "u3.py"): 1.0})
     focused = [d for d in result.definitions if d.abs_path == lib]
     assert focused[0].qualname == "rarely_used"
-    assert focused[-1].score == pytest.approx(result.score(lib) * graph_module.UNREFERENCED_DEFINITION_SHARE)
+    assert focused[-1].score == pytest.approx(result.score(lib) * relevance.UNREFERENCED_DEFINITION_SHARE)
     assert graph.rank_definitions(result, [lib]) == tuple(focused)
 
 
@@ -320,7 +322,7 @@ def test_imports_resolve_absolute_relative_and_packages(tmp_path: Path) -> None:
     assert graph.imports_of(f("pkg/sub/leaf.py")) == sorted([f("pkg/core.py"), f("pkg/sub/sibling.py")])
     assert graph.imports_of(f("pkg/__init__.py")) == [f("pkg/core.py")]
     assert graph.imports_of(f("uses_src.py")) == [f("src/lib/thing.py")]
-    assert graph.edge_weight(f("app.py"), f("pkg/__init__.py")) == graph_module.IMPORT_EDGE_WEIGHT
+    assert graph.edge_weight(f("app.py"), f("pkg/__init__.py")) == relevance.IMPORT_EDGE_WEIGHT
 
 
 def test_imports_follow_files_that_come_and_go(tmp_path: Path) -> None:
@@ -339,7 +341,7 @@ def test_imports_follow_files_that_come_and_go(tmp_path: Path) -> None:
     assert graph.snapshot() == _rebuilt(workspace).snapshot()
 
 
-# ---------------------------------------------------------------------------- calls, distances
+# ---------------------------------------------------------------------------- calls
 
 CALLS_WORKSPACE = {
     "util.py": "def shared_step():\n    return 1\n\n\ndef local_only():\n    return shared_step()\n",
@@ -396,35 +398,17 @@ def test_callers_of_name_and_qualname(tmp_path: Path) -> None:
     assert graph.callers_of("no_such_name") == []
 
 
-def test_distances_over_edges_both_ways(tmp_path: Path) -> None:
-    """Ensure that distances count hops along imports and uses in either direction, up to
-    max_hops."""
-    files = {
-        "a.py": "from b import bee_function\n",
-        "b.py": "from c import sea_function\n\ndef bee_function():\n    return sea_function()\n",
-        "c.py": "from d import dee_function\n\ndef sea_function():\n    return dee_function()\n",
-        "d.py": "def dee_function():\n    return 1\n",
-        "e.py": "X = 1\n",
-    }
-    _, graph = _indexed(tmp_path, files)
-    a, b, c, d = (_abs(tmp_path, f) for f in ("a.py", "b.py", "c.py", "d.py"))
-    assert graph.distances([a], max_hops=2) == {a: 0, b: 1, c: 2}
-    assert graph.distances([d]) == {d: 0, c: 1, b: 2, a: 3}
-    assert graph.distances([a, d], max_hops=1) == {a: 0, d: 0, b: 1, c: 1}
-    assert graph.distances(["/not/indexed.py"]) == {}
-
-
 # ---------------------------------------------------------------------------- updates
 
 
 def test_updates_wait_for_a_query(tmp_path: Path) -> None:
     """Ensure that `update` only queues, and the next query applies the queue."""
     workspace, graph = _indexed(tmp_path, {"a.py": "X = 1\n"})
-    assert graph._facts == {}  # nothing built until asked
+    assert graph._edges.facts == {}  # nothing built until asked
     assert len(graph) == 1
     write_tree(tmp_path, {"b.py": "Y = 2\n"})
     workspace.refresh([tmp_path / "b.py"])
-    assert _abs(tmp_path, "b.py") not in graph._facts
+    assert _abs(tmp_path, "b.py") not in graph._edges.facts
     assert _abs(tmp_path, "b.py") in graph
 
 
@@ -453,8 +437,7 @@ def test_concurrent_queries_and_updates(tmp_path: Path) -> None:
             for _ in range(30):
                 graph.rank({_abs(tmp_path, "a.py"): 1.0}, ["compute_total"])
                 graph.callers_of("compute_total")
-                graph.distances([_abs(tmp_path, "b.py")])
-        except BaseException as err:  # noqa: BLE001 - reported below
+        except BaseException as err:
             errors.append(err)
 
     threads = [threading.Thread(target=query) for _ in range(3)]
@@ -471,8 +454,17 @@ def test_concurrent_queries_and_updates(tmp_path: Path) -> None:
 
 NAMES = ["alpha_value", "beta", "Gamma", "_delta", "epsilon_thing", "zeta"]
 PATHS = ["m0.py", "m1.py", "pkg/__init__.py", "pkg/m2.py", "pkg/sub/m3.py", "src/lib/m4.py"]
-IMPORTS = ["import m0", "import pkg", "from pkg import m2", "import pkg.sub.m3", "from lib.m4 import zeta",
-           "from . import m2", "from .. import m2", "from .sub import m3", "import nowhere"]
+IMPORTS = [
+    "import m0",
+    "import pkg",
+    "from pkg import m2",
+    "import pkg.sub.m3",
+    "from lib.m4 import zeta",
+    "from . import m2",
+    "from .. import m2",
+    "from .sub import m3",
+    "import nowhere",
+]
 
 
 @st.composite
@@ -501,9 +493,13 @@ def test_incremental_updates_equal_a_rebuild(initial: dict[str, str], changes: l
     """Ensure that after any sequence of file edits, additions and deletions (some ranked
     in between, which corrects the global rank incrementally), the graph equals one built
     from scratch, and ranks the same."""
-    # Low thresholds so that small workspaces cross them (re-weighing every edge of a name).
-    with mock.patch.multiple(graph_module, COMMON_NAME_DEFINERS=1, MAX_DEFINERS=3), \
-            tempfile.TemporaryDirectory() as tmp:
+    # Low thresholds so that small workspaces cross them (re-weighing every edge of a name),
+    # patched where the graph reads them.
+    with (
+        mock.patch.multiple(edges_module, COMMON_NAME_DEFINERS=1, MAX_DEFINERS=3),
+        mock.patch.object(ranking_module, "MAX_DEFINERS", 3),
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         root = Path(tmp)
         workspace, graph = _indexed(root, initial)
         graph.rank({})
@@ -524,21 +520,6 @@ def test_incremental_updates_equal_a_rebuild(initial: dict[str, str], changes: l
         assert all(ours.scores[f] == pytest.approx(v, abs=0.02) for f, v in theirs.scores.items())
         for name in NAMES:
             assert graph.callers_of(name) == rebuilt.callers_of(name)
-
-
-def test_distances_stop_at_hubs(tmp_path: Path) -> None:
-    """Ensure that distances reach a hub but do not go on through it."""
-    files = {
-        "hub.py": "def hub_function():\n    return 1\n",
-        "a.py": "from hub import hub_function\n",
-        "b.py": "from hub import hub_function\n",
-        "c.py": "from hub import hub_function\n",
-    }
-    _, graph = _indexed(tmp_path, files)
-    a, b, c, hub = (_abs(tmp_path, f) for f in ("a.py", "b.py", "c.py", "hub.py"))
-    assert graph.distances([a]) == {a: 0, hub: 1, b: 2, c: 2}
-    assert graph.distances([a], hub_degree=2) == {a: 0, hub: 1}
-    assert graph.distances([hub], hub_degree=2) == {hub: 0, a: 1, b: 1, c: 1}
 
 
 def test_imports_prefer_their_own_folder(tmp_path: Path) -> None:

@@ -1,0 +1,365 @@
+"""The graph's files and the weighted edges between them, kept current one change at a time.
+
+File A has an edge to file B when A uses a name B defines (weighted as Aider's repo map
+weighs its edges: the square root of the use count, times `name_factor`) or when A
+imports B (a strong, fixed weight). Edges live in dicts and change per changed file, in
+integer weight units, so any sequence of incremental updates leaves exactly the graph a
+rebuild would.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ctx_lsp.index.files import IndexedFile
+from ctx_lsp.index.graph.facts import FileFacts, Symbols, facts_for, symbols_of
+from ctx_lsp.index.graph.modules import ModuleIndex
+from ctx_lsp.relevance import (
+    COMMON_NAME_DEFINERS,
+    COMMON_NAME_FACTOR,
+    IMPORT_EDGE_WEIGHT,
+    MAX_DEFINERS,
+    PRIVATE_NAME_FACTOR,
+    SPECIFIC_NAME_FACTOR,
+    SPECIFIC_NAME_MIN_CHARS,
+)
+
+__all__ = ["DefinitionWeights", "Edges", "GraphSnapshot", "RowChanges", "name_factor", "reference_units"]
+
+WEIGHT_UNITS = 1000
+"""Edge weights are stored as integers in thousandths. Integer sums are exact, so adding a
+file's contribution and later subtracting it leaves no rounding residue: an incrementally
+maintained graph equals a rebuilt one, bit for bit."""
+
+_TABLE_SIZE = 256
+_SQRT = [math.sqrt(n) for n in range(_TABLE_SIZE)]
+_SQRT_UNITS = [round(math.sqrt(n) * WEIGHT_UNITS) for n in range(_TABLE_SIZE)]
+IMPORT_UNITS = round(IMPORT_EDGE_WEIGHT * WEIGHT_UNITS)
+
+
+def name_factor(name: str, definers: int) -> float:
+    """How much one use of `name` counts, given how many files define it (0: no edges)."""
+    if definers <= 0 or definers > MAX_DEFINERS:
+        return 0.0
+    factor = 1.0
+    core = name.lstrip("_")
+    if (
+        len(core) >= SPECIFIC_NAME_MIN_CHARS
+        and not name.startswith("__")
+        and ("_" in core or (core != core.lower() and core != core.upper()))
+    ):
+        factor *= SPECIFIC_NAME_FACTOR
+    if name.startswith("_"):
+        factor *= PRIVATE_NAME_FACTOR
+    if definers > COMMON_NAME_DEFINERS:
+        factor *= COMMON_NAME_FACTOR
+    return factor
+
+
+def reference_units(count: int, factor: float) -> int:
+    """Weight units of `count` uses of a name: the square root damps repetition."""
+    if count <= 0 or factor <= 0.0:
+        return 0
+    root = _SQRT[count] if count < _TABLE_SIZE else math.sqrt(count)
+    return round(root * factor * WEIGHT_UNITS)
+
+
+def sqrt_units(count: int) -> int:
+    """Weight units of `count` uses of a plain name (factor 1)."""
+    return _SQRT_UNITS[count] if count < _TABLE_SIZE else round(math.sqrt(count) * WEIGHT_UNITS)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphSnapshot:
+    """The graph's derived state as sorted tuples: graphs over the same files are equal
+    exactly when their snapshots are (the tests compare incremental and rebuilt graphs)."""
+
+    files: tuple[str, ...]
+    edges: tuple[tuple[str, str, int], ...]  # (from, to, weight units)
+    definers: tuple[tuple[str, tuple[str, ...]], ...]  # name -> files defining it
+    imports: tuple[tuple[str, tuple[str, ...]], ...]  # file -> files its imports resolve to
+
+
+class RowChanges(NamedTuple):
+    """What changed for the walk since the ranking last looked."""
+
+    files: set[str]  # files whose out-edges changed
+    nodes_changed: bool  # files came or went
+
+
+class DefinitionWeights(NamedTuple):
+    """How much other files use each definition of one file, in source order."""
+
+    names: tuple[str, ...]
+    factors: tuple[float, ...]  # name_factor of each name
+    used_elsewhere: tuple[float, ...]  # factor x weight units of the uses by other files
+
+
+class Edges:
+    """Files, the names they define and use, their imports, and the edges all that makes.
+
+    The ranking, definition and call modules read the public attributes; only this class
+    changes them. Per-file caches (`symbols`, `definition_weights`) live here because the
+    changes that make them stale happen here.
+    """
+
+    def __init__(self) -> None:
+        self.facts: dict[str, FileFacts] = {}
+        # names: files defining them, files using them (with counts), and what a use weighs
+        self.definers: dict[str, tuple[str, ...]] = {}  # tuples: most names have one definer
+        self._users: dict[str, dict[str, int]] = {}
+        self._use_units: dict[str, int] = {}  # name -> sqrt units of its uses, summed over users
+        self._factors: dict[str, float] = {}  # name -> name_factor, where not 0
+        # weighted out-edges in integer units, and changes not yet applied
+        self.out: dict[str, dict[str, int]] = {}
+        self._deltas: dict[str, dict[str, int]] = {}
+        # imports: module names and who tried them; file -> files its imports resolve to
+        self.modules = ModuleIndex()
+        self.import_targets: dict[str, frozenset[str]] = {}
+        # per-file caches, dropped when the file (or a name it defines) changes
+        self._symbols: dict[str, Symbols] = {}
+        self._definition_weights: dict[str, DefinitionWeights] = {}
+        # what the walk has not seen yet
+        self._stale_rows: set[str] = set()
+        self._nodes_changed = False
+
+    # ------------------------------------------------------------------ applying changes
+    def apply(self, pending: Mapping[str, IndexedFile | None]) -> None:
+        """Apply index changes (an entry per added or changed file, None per removed one)."""
+        if not self.facts:
+            self._build({p: f for p, e in pending.items() if e is not None and (f := facts_for(e))})
+            return
+        dirty: set[str] = set()
+        for abs_path, entry in pending.items():
+            new = facts_for(entry) if entry is not None else None
+            old = self.facts.get(abs_path)
+            if old is not None or new is not None:
+                self._apply(abs_path, old, new, dirty)
+        for importer in sorted(dirty):
+            self._resolve_imports(importer)
+        self._flush()
+
+    def take_row_changes(self) -> RowChanges:
+        """What changed for the walk since the last call; the ranking calls this once per
+        refresh and so takes responsibility for it."""
+        changes = RowChanges(self._stale_rows, self._nodes_changed)
+        self._stale_rows = set()
+        self._nodes_changed = False
+        return changes
+
+    def _build(self, facts: Mapping[str, FileFacts]) -> None:
+        """The first full pass, name by name: the state adding the files one at a time
+        would reach, without re-weighing a name's edges each time its definers grow."""
+        self.facts = dict(facts)
+        definers, users, use_units = self.definers, self._users, self._use_units
+        for f, ff in self.facts.items():
+            for name in ff.defines:
+                definers[name] = (*definers.get(name, ()), f)
+            for name, count in ff.references:
+                users.setdefault(name, {})[f] = count
+                use_units[name] = use_units.get(name, 0) + sqrt_units(count)
+            self.modules.add(f, ff.modules)
+            self.modules.add_stem(f, ff.modules)
+        self._factors = {n: k for n, fs in definers.items() if (k := name_factor(n, len(fs)))}
+        factors = self._factors
+        for f, ff in self.facts.items():
+            row = self._delta_row(f)
+            for name, count in ff.references:
+                factor = factors.get(name)
+                if factor:
+                    units = reference_units(count, factor)
+                    for definer in definers[name]:
+                        row[definer] = row.get(definer, 0) + units
+        for f in sorted(self.facts):
+            self._resolve_imports(f)
+        self._flush()
+        self._nodes_changed = True
+
+    def _apply(self, f: str, old: FileFacts | None, new: FileFacts | None, dirty: set[str]) -> None:
+        """Replace one file's contributions: O(its uses x definers + its definitions x
+        users). Edge changes collect in `_deltas` until `_flush`."""
+        self._symbols.pop(f, None)
+        self._definition_weights.pop(f, None)
+        old_defs = old.defines if old else frozenset()
+        new_defs = new.defines if new else frozenset()
+        for name in old_defs - new_defs:  # integer sums: any order gives the same edges
+            self._change_definer(name, f, add=False)
+        for name in new_defs - old_defs:
+            self._change_definer(name, f, add=True)
+        if old is None or new is None or old.references != new.references:
+            self._change_uses(f, dict(old.references) if old else {}, dict(new.references) if new else {})
+
+        self.modules.rename(f, old.modules if old else (), new.modules if new else (), dirty)
+        if old is not None:
+            self.modules.discard_stem(f, old.modules)
+        if new is not None:
+            self.modules.add_stem(f, new.modules)
+
+        if new is None:
+            del self.facts[f]
+            self._set_import_targets(f, frozenset())
+            self.modules.forget_importer(f)
+            dirty.discard(f)
+            self._nodes_changed = True
+            return
+        self.facts[f] = new
+        if old is None:
+            self._nodes_changed = True
+        if old is None or old.imports != new.imports or old.package != new.package:
+            dirty.add(f)
+
+    def _delta_row(self, a: str) -> dict[str, int]:
+        row = self._deltas.get(a)
+        if row is None:
+            row = self._deltas[a] = {}
+        return row
+
+    def _flush(self) -> None:
+        """Apply the collected edge changes; files whose edges changed get new rows."""
+        out_all = self.out
+        for a, changes in self._deltas.items():
+            out = out_all.get(a)
+            if out is None:
+                out = out_all[a] = {}
+            changed = False
+            for b, delta in changes.items():
+                if not delta or a == b:
+                    continue
+                changed = True
+                weight = out.get(b, 0) + delta
+                if weight:
+                    out[b] = weight
+                else:
+                    del out[b]
+            if not out:
+                del out_all[a]
+            if changed:
+                self._stale_rows.add(a)
+        self._deltas.clear()
+
+    # ------------------------------------------------------------------ name edges
+    def _name_edges(self, name: str, definers: Sequence[str], factor: float, sign: int) -> None:
+        """Add (sign 1) or take out (-1) the edges from every user of `name` to `definers`."""
+        if factor <= 0.0:
+            return
+        for user, count in self._users.get(name, {}).items():
+            units = sign * reference_units(count, factor)
+            row = self._delta_row(user)
+            for definer in definers:
+                row[definer] = row.get(definer, 0) + units
+
+    def _change_definer(self, name: str, f: str, add: bool) -> None:
+        definers = self.definers.get(name, ())
+        changed = (*definers, f) if add else tuple(d for d in definers if d != f)
+        before = self._factors.get(name, 0.0)
+        after = name_factor(name, len(changed))
+        if before == after:
+            # Only f's own edges change: every user of the name gains or loses f.
+            self._name_edges(name, (f,), after, 1 if add else -1)
+        else:
+            # Every edge of the name is re-weighed: take them all out, put them back.
+            self._name_edges(name, definers, before, -1)
+            self._name_edges(name, changed, after, 1)
+        if after:
+            self._factors[name] = after
+        else:
+            self._factors.pop(name, None)
+        if changed:
+            self.definers[name] = changed
+        else:
+            del self.definers[name]
+        for definer in changed:
+            self._definition_weights.pop(definer, None)
+
+    def _change_uses(self, f: str, old: Mapping[str, int], new: Mapping[str, int]) -> None:
+        """Set f's use counts from `old` to `new`; its edges to each name's definers follow."""
+        row = self._delta_row(f)
+        users_all, use_units, definers_all, factors = self._users, self._use_units, self.definers, self._factors
+        cached = self._definition_weights
+        for name in old.keys() | new.keys():
+            before = old.get(name, 0)
+            after = new.get(name, 0)
+            if before == after:
+                continue
+            factor = factors.get(name)
+            if factor:
+                delta = reference_units(after, factor) - reference_units(before, factor)
+                for definer in definers_all[name]:
+                    row[definer] = row.get(definer, 0) + delta
+            if cached and name in definers_all:
+                for definer in definers_all[name]:
+                    cached.pop(definer, None)
+            use_units[name] = use_units.get(name, 0) + sqrt_units(after) - sqrt_units(before)
+            users = users_all.get(name)
+            if users is None:
+                users = users_all[name] = {}
+            if after:
+                users[f] = after
+            else:
+                del users[f]
+                if not users:
+                    del users_all[name]
+                    del use_units[name]
+
+    # ------------------------------------------------------------------ import edges
+    def _resolve_imports(self, f: str) -> None:
+        """Resolve f's imports against the files there are now; its import edges follow."""
+        facts = self.facts.get(f)
+        if facts is None:
+            return
+        targets = self.modules.resolve(f, facts.imports, facts.package, facts.root, self.facts)
+        self._set_import_targets(f, targets)
+
+    def _set_import_targets(self, f: str, targets: frozenset[str]) -> None:
+        old = self.import_targets.get(f, frozenset())
+        if old == targets:
+            return
+        row = self._delta_row(f)
+        for target in old - targets:
+            row[target] = row.get(target, 0) - IMPORT_UNITS
+        for target in targets - old:
+            row[target] = row.get(target, 0) + IMPORT_UNITS
+        if targets:
+            self.import_targets[f] = targets
+        else:
+            self.import_targets.pop(f, None)
+
+    # ------------------------------------------------------------------ per-file caches
+    def symbols(self, f: str) -> Symbols:
+        symbols = self._symbols.get(f)
+        if symbols is None:
+            symbols = self._symbols[f] = symbols_of(self.facts[f].outline)
+        return symbols
+
+    def definition_weights(self, f: str) -> DefinitionWeights:
+        """How much other files use each definition of f; cached until the file or the
+        uses or definers of one of its names change."""
+        cached = self._definition_weights.get(f)
+        if cached is None:
+            names = tuple(d.name for d in self.symbols(f).definitions)
+            factors = []
+            used_elsewhere = []
+            for name in names:
+                factor = name_factor(name, min(len(self.definers.get(name, ())), MAX_DEFINERS))
+                own = self._users.get(name, {}).get(f, 0)
+                factors.append(factor)
+                used_elsewhere.append(factor * max(self._use_units.get(name, 0) - sqrt_units(own), 0))
+            cached = DefinitionWeights(names, tuple(factors), tuple(used_elsewhere))
+            self._definition_weights[f] = cached
+        return cached
+
+    # ------------------------------------------------------------------ inspection
+    def weight(self, a: str, b: str) -> float:
+        """Weight of the edge a -> b (0 if none), in uses of one plain name."""
+        return self.out.get(a, {}).get(b, 0) / WEIGHT_UNITS
+
+    def snapshot(self) -> GraphSnapshot:
+        return GraphSnapshot(
+            files=tuple(sorted(self.facts)),
+            edges=tuple(sorted((a, b, w) for a, out in self.out.items() for b, w in out.items())),
+            definers=tuple(sorted((n, tuple(sorted(fs))) for n, fs in self.definers.items())),
+            imports=tuple(sorted((f, tuple(sorted(ts))) for f, ts in self.import_targets.items())),
+        )

@@ -1,0 +1,109 @@
+"""What the graph takes from one indexed file, and the per-file symbol tables built from it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from ctx_lsp.code.outline import Outline
+from ctx_lsp.index.files import IndexedFile
+from ctx_lsp.index.graph.modules import ImportStatement, module_names
+
+__all__ = ["Definition", "FileFacts", "Symbols", "definitions_of", "facts_for", "symbols_of"]
+
+PYTHON = "python"
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """A name a file offers other files: a top-level function, class or constant, a
+    method, or a class nested in a class (functions nested in functions are private to
+    their parent and left out)."""
+
+    qualname: str
+    name: str
+    kind: str  # the outline's symbol kind ("class", "function", "method") or "constant"
+    line: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class FileFacts:
+    """What the graph takes from one indexed file (`facts_for`), keyed by its abs path. The
+    outline's own tuples are shared, not copied: the index keeps the outline alive anyway.
+
+    `imports` holds the raw statements: what they resolve to depends on which other files
+    exist, so they are resolved again when those come or go.
+    """
+
+    path: str  # as shown to the user
+    root: str  # the workspace folder it is in
+    modules: tuple[str, ...]  # dotted names other files may import it as
+    package: str  # dotted package its relative imports start from
+    defines: frozenset[str]  # names of its `Definition`s
+    called: frozenset[str]  # simple names its symbols call
+    references: tuple[tuple[str, int], ...]  # (name, uses in the file), from the outline
+    imports: tuple[ImportStatement, ...]
+    outline: Outline
+
+
+def _definition_rows(outline: Outline) -> Iterator[tuple[str, str, str, int]]:
+    """(qualname, name, kind, line) of each `Definition` of an outline."""
+    classes: set[str] = set()
+    for sym in outline.symbols:
+        if sym.kind == "class":
+            classes.add(sym.qualname)
+        if sym.depth == 0 or sym.parent in classes:
+            yield sym.qualname, sym.name, sym.kind, sym.start_line
+    for const in outline.constants:
+        yield const.name, const.name, "constant", const.line
+
+
+def definitions_of(outline: Outline) -> tuple[Definition, ...]:
+    return tuple(Definition(*row) for row in _definition_rows(outline))
+
+
+def facts_for(entry: IndexedFile) -> FileFacts | None:
+    """The graph's view of one indexed file; None for anything but Python."""
+    if entry.language != PYTHON:
+        return None
+    outline = entry.outline
+    modules, package = module_names(entry.rel_path)
+    return FileFacts(
+        path=entry.path,
+        root=entry.root,
+        modules=modules,
+        package=package,
+        defines=frozenset(row[1] for row in _definition_rows(outline)),
+        called=frozenset(name for sym in outline.symbols for name in sym.calls),
+        references=outline.references,
+        imports=tuple(
+            (imp.module, imp.names, not imp.text.startswith("import")) for imp in outline.imports if imp.module
+        ),
+        outline=outline,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Symbols:
+    """One file's symbols indexed for call matching and definition ranks; built on first
+    use, per file (most files are never asked about)."""
+
+    definitions: tuple[Definition, ...]
+    by_name: Mapping[str, tuple[str, ...]]  # any symbol, at any depth: name -> qualnames
+    calls: Mapping[str, tuple[str, ...]]  # qualname -> names it calls
+    lines: Mapping[str, int]  # qualname -> first line
+
+
+def symbols_of(outline: Outline) -> Symbols:
+    by_name: dict[str, tuple[str, ...]] = {}
+    calls: dict[str, tuple[str, ...]] = {}
+    lines: dict[str, int] = {}
+    for sym in outline.symbols:
+        lines.setdefault(sym.qualname, sym.start_line)
+        known = by_name.get(sym.name, ())
+        if sym.qualname not in known:
+            by_name[sym.name] = (*known, sym.qualname)
+        if sym.calls:
+            merged = calls.get(sym.qualname)  # a name defined twice (if/else) calls both sets
+            calls[sym.qualname] = sym.calls if merged is None else tuple(sorted({*merged, *sym.calls}))
+    return Symbols(definitions_of(outline), by_name, calls, lines)
