@@ -139,51 +139,46 @@ LEAST_VALUABLE_FIRST = [
 
 def _window_types() -> dict[str, WindowTypeConfig]:
     """The four default policies. Targets sum to 1; inactive or empty shares are redistributed."""
+    # The tables are read by column: keep them aligned.
+    # fmt: off
     #                         target  min   max  priority
-    balanced = _policy_table(
-        {
-            "working_files": (0.28, 0.10, 0.45, 1),
-            "retrieval": (0.30, 0.05, 0.70, 2),
-            "codebase_map": (0.17, 0.00, 0.85, 5),
-            "project_docs": (0.05, 0.00, 0.10, 4),
-            "conversation_history": (0.12, 0.00, 0.40, 3),
-            "artifacts": (0.04, 0.00, 0.25, 6),
-            "library_docs": (0.04, 0.00, 0.30, 7),
-        }
-    )
-    knowledge = _policy_table(
-        {
-            "working_files": (0.22, 0.05, 0.50, 2),
-            "retrieval": (0.28, 0.10, 0.50, 1),
-            "codebase_map": (0.12, 0.00, 0.30, 5),
-            "project_docs": (0.10, 0.00, 0.20, 3),
-            "conversation_history": (0.06, 0.00, 0.25, 6),
-            "artifacts": (0.07, 0.00, 0.25, 7),
-            "library_docs": (0.15, 0.00, 0.40, 4),
-        }
-    )
-    conversation = _policy_table(
-        {
-            "working_files": (0.22, 0.05, 0.45, 2),
-            "retrieval": (0.15, 0.00, 0.35, 3),
-            "codebase_map": (0.06, 0.00, 0.20, 6),
-            "project_docs": (0.05, 0.00, 0.15, 5),
-            "conversation_history": (0.42, 0.15, 0.70, 1),
-            "artifacts": (0.05, 0.00, 0.20, 4),
-            "library_docs": (0.05, 0.00, 0.20, 7),
-        }
-    )
-    efficient = _policy_table(
-        {
-            "working_files": (0.38, 0.10, 0.60, 1),
-            "retrieval": (0.30, 0.05, 0.50, 2),
-            "codebase_map": (0.12, 0.00, 0.25, 4),
-            "project_docs": (0.05, 0.00, 0.10, 5),
-            "conversation_history": (0.10, 0.00, 0.30, 3),
-            "artifacts": (0.03, 0.00, 0.15, 6),
-            "library_docs": (0.02, 0.00, 0.15, 7),
-        }
-    )
+    balanced = _policy_table({
+        "working_files":        (0.28, 0.10, 0.45, 1),
+        "retrieval":            (0.30, 0.05, 0.70, 2),
+        "codebase_map":         (0.17, 0.00, 0.85, 5),
+        "project_docs":         (0.05, 0.00, 0.10, 4),
+        "conversation_history": (0.12, 0.00, 0.40, 3),
+        "artifacts":            (0.04, 0.00, 0.25, 6),
+        "library_docs":         (0.04, 0.00, 0.30, 7),
+    })
+    knowledge = _policy_table({
+        "working_files":        (0.22, 0.05, 0.50, 2),
+        "retrieval":            (0.28, 0.10, 0.50, 1),
+        "codebase_map":         (0.12, 0.00, 0.30, 5),
+        "project_docs":         (0.10, 0.00, 0.20, 3),
+        "conversation_history": (0.06, 0.00, 0.25, 6),
+        "artifacts":            (0.07, 0.00, 0.25, 7),
+        "library_docs":         (0.15, 0.00, 0.40, 4),
+    })
+    conversation = _policy_table({
+        "working_files":        (0.22, 0.05, 0.45, 2),
+        "retrieval":            (0.15, 0.00, 0.35, 3),
+        "codebase_map":         (0.06, 0.00, 0.20, 6),
+        "project_docs":         (0.05, 0.00, 0.15, 5),
+        "conversation_history": (0.42, 0.15, 0.70, 1),
+        "artifacts":            (0.05, 0.00, 0.20, 4),
+        "library_docs":         (0.05, 0.00, 0.20, 7),
+    })
+    efficient = _policy_table({
+        "working_files":        (0.38, 0.10, 0.60, 1),
+        "retrieval":            (0.30, 0.05, 0.50, 2),
+        "codebase_map":         (0.12, 0.00, 0.25, 4),
+        "project_docs":         (0.05, 0.00, 0.10, 5),
+        "conversation_history": (0.10, 0.00, 0.30, 3),
+        "artifacts":            (0.03, 0.00, 0.15, 6),
+        "library_docs":         (0.02, 0.00, 0.15, 7),
+    })
+    # fmt: on
     return {
         "balanced": WindowTypeConfig(balanced, list(LEAST_VALUABLE_FIRST), 0.10, 3),
         "knowledge-heavy": WindowTypeConfig(knowledge, list(LEAST_VALUABLE_FIRST), 0.10, 3),

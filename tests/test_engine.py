@@ -86,8 +86,10 @@ def test_explain_lists_every_candidate(engine: Engine) -> None:
     explanation = engine.explain()
     assert explanation.candidates
     for d in explanation.candidates:
-        assert d.reason and (d.outcome.startswith("in") or d.outcome.startswith("out"))
-    assert any(d.outcome.startswith("in") for d in explanation.candidates)
+        assert d.reason and d.outcome.startswith("in:" if d.included else "out:")
+    assert any(d.included for d in explanation.candidates)
+    included = [d.included for d in explanation.candidates]
+    assert included == sorted(included, reverse=True)  # what is in is listed first
 
 
 def test_model_budget_and_bad_profile(engine: Engine) -> None:
