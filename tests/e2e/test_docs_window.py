@@ -1,28 +1,32 @@
 """End to end over LSP: ctx/docs, ctx/resolveLibrary, ctx/window, ctx.prewarmDocs, and a
-bundle with docs, messages and artifacts together."""
+bundle with docs, messages and artifacts together.
+
+These tests only read (the docs cache they fill is a cache: a hit returns what a miss
+would), so the module shares one server per editor (VS Code and Neovim capabilities).
+"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import pytest_lsp
-from lsprotocol import types as t
 from pygls.exceptions import JsonRpcInvalidParams
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.conftest import SAMPLE_FILES, write_tree
-from tests.e2e.test_server import SERVER, call, wait_until_indexed
+from tests.e2e.helpers import EDITORS, SERVER, call, command, start_session, wait_until_indexed, write_workspace
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
-async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest):
-    files = {**SAMPLE_FILES, "pyproject.toml": '[project]\nname = "sample"\ndependencies = ["pygls>=2"]\n'}
-    workspace = write_tree(request.getfixturevalue("tmp_path") / "ws", files)
-    await lsp_client.initialize_session(t.InitializeParams(
-        capabilities=client_capabilities("visual_studio_code"),
-        workspace_folders=[t.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-    ))
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER), scope="module", params=EDITORS)
+async def client(
+    lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[None]:
+    pyproject = '[project]\nname = "sample"\ndependencies = ["pygls>=2"]\n'
+    workspace = write_workspace(tmp_path_factory.mktemp("docs"), {"pyproject.toml": pyproject})
+    await start_session(lsp_client, workspace, request.param)
     yield
     await lsp_client.shutdown_session()
 
@@ -31,8 +35,19 @@ def tool_conversation(turns: int) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "system", "content": "You are a careful coding agent."}]
     for i in range(turns):
         messages.append({"role": "user", "content": f"Step {i}: please look at module number {i} closely."})
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"call_{i}", "type": "function", "function": {"name": "read_file", "arguments": f'{{"n": {i}}}'}}]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{i}",
+                        "type": "function",
+                        "function": {"name": "read_file", "arguments": f'{{"n": {i}}}'},
+                    }
+                ],
+            }
+        )
         messages.append({"role": "tool", "tool_call_id": f"call_{i}", "content": f"contents of module {i} " * 40})
         messages.append({"role": "assistant", "content": f"Module {i} reviewed."})
     return messages
@@ -48,13 +63,13 @@ async def test_docs_for_a_tester_are_capped_and_cached(client: LanguageClient) -
     assert second["cache"] == "hit" and second["content"] == first["content"]
     lower = await call(client, "ctx/docs", {"library": "pygls", "topic": "custom requests", "max_tokens": 300})
     assert lower["cap"] == 300 and lower["tokens"] <= 300
-    with pytest.raises(JsonRpcInvalidParams, match="^topic"):
+    with pytest.raises(JsonRpcInvalidParams, match=r"^topic"):
         await call(client, "ctx/docs", {"library": "pygls"})
     matches = (await call(client, "ctx/resolveLibrary", {"name": "PyGLS"}))["matches"]
     assert matches[0]["library"].lower() == "pygls" and matches[0]["version"]
-    warmed = await client.workspace_execute_command_async(t.ExecuteCommandParams(command="ctx.prewarmDocs"))
+    warmed = await command(client, "ctx.prewarmDocs")
     assert "pygls" in [d.lower() for d in warmed["declared"]] and warmed["warmed"] >= 1
-    status = await client.workspace_execute_command_async(t.ExecuteCommandParams(command="ctx.status"))
+    status = await command(client, "ctx.status")
     assert status["cache"]["docs"]["hits"] >= 1
 
 
@@ -71,20 +86,28 @@ async def test_window_keeps_tool_pairs(client: LanguageClient) -> None:
     assert result["metadata"]["input_tokens_used"] <= 3000
     assert result["summary_fallback"]
     with pytest.raises(JsonRpcInvalidParams, match=r"^messages\[1\]"):
-        await call(client, "ctx/window", {"messages": [{"role": "system", "content": "x"}, {"role": "robot"}],
-                                          "budget": 100})
+        await call(
+            client, "ctx/window", {"messages": [{"role": "system", "content": "x"}, {"role": "robot"}], "budget": 100}
+        )
 
 
 async def test_bundle_with_docs_messages_and_artifacts(client: LanguageClient) -> None:
     """Ensure that one bundle carries docs, windowed messages and artifacts within its budget."""
     await wait_until_indexed(client)
     spec = "The bundle must never exceed its budget. " * 30 + "\n\nSecond paragraph of the spec. " * 10
-    result = await call(client, "ctx/bundle", {
-        "query": "assemble bundle budget", "budget": 8000, "agent": "implementer",
-        "messages": tool_conversation(10), "summary": "Earlier we set up the project.",
-        "artifacts": [{"key": "spec", "content": spec}],
-        "docs": [{"library": "pygls", "topic": "custom requests"}],
-    })
+    result = await call(
+        client,
+        "ctx/bundle",
+        {
+            "query": "assemble bundle budget",
+            "budget": 8000,
+            "agent": "implementer",
+            "messages": tool_conversation(10),
+            "summary": "Earlier we set up the project.",
+            "artifacts": [{"key": "spec", "content": spec}],
+            "docs": [{"library": "pygls", "topic": "custom requests"}],
+        },
+    )
     contributors = {s["contributor"] for s in result["sections"]}
     assert {"artifacts", "library_docs", "retrieval"} <= contributors
     assert result["messages"] and result["messages"][0]["role"] == "system"
