@@ -150,7 +150,9 @@ class CtxServer(LanguageServer):
 def create_server() -> CtxServer:
     """Build a server with every handler registered (a fresh one per call, for tests)."""
     from ctx_lsp.server import commands, requests, sync
+    from ctx_lsp.server.errors import quiet_refusals
 
+    quiet_refusals()
     server = CtxServer()
     sync.register(server)
     requests.register(server)

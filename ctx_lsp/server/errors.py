@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -53,3 +54,26 @@ def maps_errors(handler: F) -> F:
             raise to_jsonrpc(err) from err
 
     return wrapper  # type: ignore[return-value]
+
+
+class RefusalsAreNotErrors(logging.Filter):
+    """pygls logs every error response with a traceback at ERROR. A request refused for a
+    bad parameter is the caller's mistake, answered with a message that says how to fix
+    it: log it as one DEBUG line, so a server log's ERRORs are the server's own faults."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, JsonRpcInvalidParams):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            record.msg = f"{record.msg} refused: %s"
+            record.args = (*(record.args if isinstance(record.args, tuple) else ()), exc.message)
+            record.exc_info = record.exc_text = None
+            return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+        return True
+
+
+def quiet_refusals() -> None:
+    """Install `RefusalsAreNotErrors` on pygls's JSON-RPC logger (once)."""
+    logger = logging.getLogger("pygls.protocol.json_rpc")
+    if not any(isinstance(f, RefusalsAreNotErrors) for f in logger.filters):
+        logger.addFilter(RefusalsAreNotErrors())
