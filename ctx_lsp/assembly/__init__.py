@@ -1,1 +1,1 @@
-"""Assembly: budgets, the five passes, rendering and the result shapes."""
+"""Assembly: the bundle pipeline, budgets, the five passes and rendering."""

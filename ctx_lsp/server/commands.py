@@ -1,4 +1,4 @@
-"""`workspace/executeCommand` commands: ctx.status and ctx.reindex.
+"""`workspace/executeCommand` commands: ctx.status, ctx.explain, ctx.reindex, ctx.prewarmDocs.
 
 Arguments are left un-annotated and checked here: pygls's converter errors for annotated
 arguments do not name the field (STYLE §2).
