@@ -133,6 +133,14 @@ RECENT_EDIT_HALF_LIFE_S = 600.0
 """An edit ten minutes ago counts half as much as one now."""
 MAX_CALL_NEIGHBOURS = 6
 """Callers/callees of the cursor symbol shown in full: more turns focus into a dump."""
+MAX_TASK_SYMBOLS = 3
+"""A working file without a cursor or edits shows the bodies of at most this many symbols
+the task names (issue 9: `--open` alone showed no bodies, even at 32K)."""
+TASK_SYMBOL_MIN_RELATIVE_SCORE = 0.5
+"""…those scoring at least half the file's best hit: weak matches stay in the outline."""
+WHOLE_WORKING_MAX_SHARE = 0.8
+"""Working files asked for whole (tier 3) may take up to this share of the budget, above
+their policy's max share, when that is what showing them whole takes."""
 SMALL_FILE_TOKENS = 1500
 """A working file with no cursor or edits is shown whole only when this small; a larger one is
 outlined (its signatures), leaving room for what the task touches elsewhere. Showing such
@@ -158,6 +166,18 @@ allocation on skeletons of as many candidates as fit, then grow the best: an age
 ten relevant things are does better than one shown two files in full. Session 1 used half,
 with full outlines; skeletons over 3/4 were part of session 2's 2K gains (cold file@2K
 68.6 → 82.6)."""
+DEPTH_SHARE = 0.4
+"""Bodies before breadth: a breadth contributor (retrieval) first spends up to this share of
+its allocation showing its best files at tier 2 — the bodies of the symbols the task hits —
+because an agent must read the code it will change (issue 9: without a cursor, no key body
+appeared in 30 httpx bundles)."""
+DEPTH_MIN_RELATIVE_SALIENCE = 0.5
+"""Only files at least half as salient as the best get their bodies before breadth."""
+MAX_DEPTH_FILES = 3
+"""At most this many files' bodies before breadth."""
+MIN_DEPTH_TOKENS = 300
+"""Bodies are not worth starting below this much depth room (a 2K bundle's retrieval share
+still shows one short body)."""
 SKELETON_TOKENS = 110
 """A breadth contributor's first placement of a file: its few most relevant definitions (an
 outline pruned to this size) — where things are, before what they are. 12 definitions per

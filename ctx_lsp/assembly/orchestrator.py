@@ -16,32 +16,22 @@ the real token count of the rendered text never exceeds the budget.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ctx_lsp.assembly.adjustments import Signals, apply_adjustments
 from ctx_lsp.assembly.budget import tier_caps
+from ctx_lsp.assembly.fill import Placed, Placement, Pricer, fill, section_of
 from ctx_lsp.assembly.render import render
-from ctx_lsp.code.tiers import TIER_CAP_TOKENS
 from ctx_lsp.config import WindowTypeConfig
-from ctx_lsp.relevance import (
-    BREADTH_SHARE,
-    MEDIUM_MIN_RELATIVE_SALIENCE,
-    MEDIUM_OUTLINE_TOKENS,
-    MIN_CUT_SECTION_TOKENS,
-    SKELETON_TOKENS,
-)
+from ctx_lsp.relevance import WHOLE_WORKING_MAX_SHARE
 from ctx_lsp.tokens import TokenCounter
 from ctx_lsp.vocabulary import (
-    Candidate,
     Contribution,
     ContributorName,
     Decision,
     Format,
-    LineRange,
     Offer,
-    Rendering,
     Section,
-    Strategy,
     Tier,
 )
 
@@ -49,19 +39,6 @@ SURPLUS_DONOR_MAX_USE = 0.30
 """Contributors using < 30 % of their allocation donate the rest (DESIGN, pass 4)."""
 SURPLUS_RECIPIENT_MIN_USE = 0.80
 """Contributors using > 80 % of their allocation may receive surplus (DESIGN, pass 4)."""
-SECTION_JOIN_SLACK = 2
-"""Tokens per section for the blank lines joining sections (merges vary by one)."""
-
-
-@dataclass
-class Placed:
-    candidate: Candidate
-    rendering: Rendering
-    cost: int  # tokens of content + section overhead
-
-    @property
-    def tier(self) -> Tier:
-        return self.rendering.tier
 
 
 @dataclass
@@ -88,136 +65,6 @@ class _State:
     @property
     def used(self) -> int:
         return sum(p.cost for p in self.placed)
-
-
-def section_of(c: Candidate, r: Rendering) -> Section:
-    return Section(
-        id=c.id,
-        contributor=c.contributor,
-        path=c.path,
-        uri=c.uri,
-        tier=int(r.tier),
-        range=LineRange(r.start_line, r.end_line),
-        tokens=r.tokens,
-        salience=round(c.salience, 4),
-        reason=c.reason,
-        content=r.content,
-    )
-
-
-class _Pricer:
-    """Section overhead (heading, fences) per candidate, counted once; and the per-section
-    tier caps of this bundle's budget."""
-
-    def __init__(self, counter: TokenCounter, fmt: Format, caps: Mapping[Tier, int] = TIER_CAP_TOKENS):
-        self.counter = counter
-        self.fmt = fmt
-        self.caps = caps
-        self._overhead: dict[tuple[str, int, int, int], int] = {}
-
-    def cost(self, c: Candidate, r: Rendering) -> int:
-        key = (c.id, int(r.tier), r.start_line, r.end_line)
-        if key not in self._overhead:
-            empty = replace(section_of(c, r), content="")
-            self._overhead[key] = self.counter.count(render([empty], "", self.fmt)) + SECTION_JOIN_SLACK
-        return r.tokens + self._overhead[key]
-
-
-def _tiers_down(c: Candidate) -> list[Tier]:
-    return [Tier(t) for t in range(int(c.tier), int(c.min_tier) - 1, -1)]
-
-
-def _best_fit(c: Candidate, room: int, pricer: _Pricer, richest: Tier | None = None) -> Placed | None:
-    """The richest tier of `c` (not above `richest`) whose rendering fits `room`."""
-    for tier in _tiers_down(c):
-        if richest is not None and tier > richest:
-            continue
-        r = c.render(tier, pricer.caps[tier])
-        if not r.content:
-            continue
-        cost = pricer.cost(c, r)
-        if cost <= room:
-            return Placed(c, r, cost)
-    return None
-
-
-def _skeleton_fit(c: Candidate, room: int, pricer: _Pricer) -> Placed | None:
-    """The candidate's outline at skeleton size (or less, if that is all the room)."""
-    r = c.render(c.min_tier, SKELETON_TOKENS)
-    if not r.content:
-        return None
-    cost = pricer.cost(c, r)
-    return Placed(c, r, cost) if cost <= room else _cut_fit(c, room, pricer)
-
-
-def _cut_fit(c: Candidate, room: int, pricer: _Pricer) -> Placed | None:
-    """Last resort: the outline cut to what is left, if a useful amount still fits."""
-    probe = c.render(c.min_tier, MIN_CUT_SECTION_TOKENS)
-    if not probe.content:
-        return None
-    cap = room - (pricer.cost(c, probe) - probe.tokens)
-    if cap < MIN_CUT_SECTION_TOKENS:
-        return None
-    r = c.render(c.min_tier, cap)
-    if not r.content:
-        return None
-    cost = pricer.cost(c, r)
-    return Placed(c, r, cost) if cost <= room else None
-
-
-def _fill(state: _State, taken: dict[str, str], pricer: _Pricer, decisions: dict[str, Decision]) -> None:
-    """Spend `state.allocation` on its offer's candidates; mark their paths taken."""
-    state.placed = []
-    budget = state.allocation
-    fresh: list[Candidate] = []
-    for c in state.offer.candidates:
-        owner = taken.get(c.path)
-        if owner is not None:
-            decisions[c.id].outcome = f"out: {c.path} is already in the bundle (from {owner})"
-            continue
-        fresh.append(c)
-
-    def place(p: Placed) -> None:
-        state.placed.append(p)
-        taken[p.candidate.path] = state.name
-
-    if state.offer.strategy == Strategy.BREADTH:
-        # Skeletons (each file's most relevant definitions) of as many candidates as fit in
-        # BREADTH_SHARE of the allocation; then the best ones grow.
-        breadth_room = int(budget * BREADTH_SHARE)
-        for c in fresh:
-            room = (budget if not state.placed else breadth_room) - state.used
-            p = _skeleton_fit(c, room, pricer) if room >= MIN_CUT_SECTION_TOKENS else None
-            if p is not None:
-                place(p)
-        # Grow in rounds, best first in each: every file to a medium outline, then to its
-        # whole outline, then to richer tiers — ten useful outlines before two complete ones.
-        best = max((p.candidate.salience for p in state.placed), default=0.0)
-        for richest, limit in ((Tier.OUTLINE, MEDIUM_OUTLINE_TOKENS), (Tier.OUTLINE, None), (None, None)):
-            for i, p in enumerate(list(state.placed)):
-                if limit is not None and p.candidate.salience < MEDIUM_MIN_RELATIVE_SALIENCE * best:
-                    continue  # a long tail of medium outlines would starve the best files
-                room = budget - state.used + p.cost
-                if limit is not None:
-                    room = min(room, limit + p.cost - p.rendering.tokens)  # limit on content, plus overhead
-                better = _best_fit(p.candidate, room, pricer, richest) or _cut_fit(p.candidate, room, pricer)
-                if better is not None and better.cost > p.cost:
-                    state.placed[i] = better
-    for c in fresh:
-        if c.path in taken:
-            continue
-        room = budget - state.used
-        if room < MIN_CUT_SECTION_TOKENS:
-            break
-        p = _best_fit(c, room, pricer) or _cut_fit(c, room, pricer)
-        if p is not None:
-            place(p)
-    placed_ids = {p.candidate.id for p in state.placed}
-    for c in fresh:
-        if c.id not in placed_ids:
-            decisions[
-                c.id
-            ].outcome = f"out: outranked — {state.name}'s {budget} tokens were spent on higher-ranked items"
 
 
 _SNAPSHOT_ORDER: list[str] = list(ContributorName)
@@ -255,7 +102,7 @@ def assemble(
 ) -> Outcome:
     """Run the five passes. `reserved` holds tokens already spent outside `text` (e.g. the
     windowed conversation), charged to those contributors' allocations."""
-    pricer = _Pricer(counter, fmt, tier_caps(budget))
+    pricer = Pricer(counter, fmt, tier_caps(budget))
     reserved = dict(reserved or {})
     decisions: dict[str, Decision] = {}
     for name, offer in offers.items():
@@ -299,8 +146,12 @@ def assemble(
         pol = policy.contributors[name]
         state = _State(name, offers.get(name) or Offer(ContributorName(name), []))
         state.allocation = min(_allocate(available, shares[name], pol.min_pct, pol.max_pct), remaining)
+        if state.offer.whole_if_it_fits:
+            whole = _whole_need(state.offer, pricer)
+            if whole > state.allocation:
+                state.allocation = min(whole, int(available * WHOLE_WORKING_MAX_SHARE), remaining)
         remaining -= state.allocation
-        _fill(state, taken, pricer, decisions)
+        state.placed = fill(name, state.offer, state.allocation, taken, pricer, decisions)
         states[name] = state
 
     # Pass 4: reallocate surplus from idle donors to busy recipients.
@@ -314,7 +165,7 @@ def assemble(
             gift = s.allocation - s.used
             pool += gift
             donors.add(name)
-            why = "unused" if idle else "unneeded (everything it has is shown in full)"
+            why = "unused" if idle else "unneeded (everything it offers is in, at the tier it asked for)"
             reallocations.append(f"{name} donated {gift} {why} tokens (used {s.used}/{s.allocation})")
             s.allocation = s.used
     # Busy recipients first (DESIGN); then, so budget is not left idle, anyone who still has
@@ -339,9 +190,43 @@ def assemble(
         for p in s.placed:
             taken.pop(p.candidate.path, None)
         s.allocation += gift
-        _fill(s, taken, pricer, decisions)
-        pool -= gift
-        reallocations.append(f"{name} received {gift} tokens (used {before} → {s.used})")
+        s.placed = fill(name, s.offer, s.allocation, taken, pricer, decisions)
+        kept = min(gift, s.used - before) if s.used > before else 0
+        pool -= kept  # what it could not use goes on to the next recipient
+        s.allocation -= gift - kept
+        reallocations.append(f"{name} received {kept} tokens (used {before} → {s.used})")
+
+    # Last resort, so no budget is left idle while something is left out or cut: what no
+    # one could take within its max share goes to whoever still wants more — first within
+    # the per-section caps, then past them (a cap keeps one section from crowding out the
+    # rest; with nothing else to show, it has no reason left).
+    for name in order:  # what a contributor holds but could not use is idle now
+        pool += states[name].allocation - states[name].used
+        states[name].allocation = states[name].used
+    uncapped = Pricer(counter, fmt, dict.fromkeys(Tier, max(budget, 1)))
+    for last_pricer in (pricer, uncapped):
+        for name in order:
+            s = states[name]
+            if pool <= 0 or name in reserved or _satisfied(s, taken):
+                continue
+            before, previous = s.used, s.placed
+            for p in previous:
+                taken.pop(p.candidate.path, None)
+            s.allocation = before + pool
+            s.placed = fill(name, s.offer, s.allocation, taken, last_pricer, decisions, stretch=last_pricer is uncapped)
+            if s.used < before:  # the refill came out worse: keep what it had
+                for p in s.placed:
+                    taken.pop(p.candidate.path, None)
+                s.placed = previous
+                taken.update((p.candidate.path, name) for p in previous)
+            pool -= s.used - before
+            s.allocation = s.used
+            if s.used > before:
+                beyond = " and its sections' caps" if last_pricer is uncapped else ""
+                reallocations.append(
+                    f"{name} received {s.used - before} idle tokens beyond its max share{beyond}, "
+                    f"as no one else could use them (used {before} → {s.used})"
+                )
 
     # Pass 5: render, and condense while over budget.
     condensations: list[str] = []
@@ -357,16 +242,8 @@ def assemble(
     for s in states.values():
         for p in s.placed:
             d = decisions[p.candidate.id]
-            d.tier, d.tokens = int(p.tier), p.rendering.tokens
-            wanted = p.candidate.tier
-            d.included = True
-            d.outcome = (
-                f"in: tier {int(p.tier)}"
-                if p.tier == wanted
-                else f"in: condensed from tier {int(wanted)} to {int(p.tier)} to fit"
-            )
-            if p.rendering.truncated:
-                d.outcome += " (cut to its cap)"
+            d.tier, d.tokens, d.included = int(p.tier), p.rendering.tokens, True
+            d.outcome = outcome_of(p)
     contributions = [
         Contribution(
             name,
@@ -381,6 +258,32 @@ def assemble(
     return Outcome(
         sections, text, total, contributions, condensations, fired, reallocations, skipped, list(decisions.values())
     )
+
+
+def _whole_need(offer: Offer, pricer: Pricer) -> int:
+    """Tokens the offer's candidates take at the tier they ask for (whole files)."""
+    need = 0
+    for c in offer.candidates:
+        r = c.render(c.tier, pricer.caps[c.tier])
+        need += pricer.cost(c, r) if r.content and not r.truncated else 0
+    return need
+
+
+def outcome_of(p: Placed) -> str:
+    """What was done with a placed candidate, in explain's words."""
+    tier, wanted = int(p.tier), int(p.candidate.tier)
+    cut = " and cut to its cap" if p.rendering.truncated and p.how is not Placement.CUT else ""
+    if p.how is Placement.CONDENSED:
+        return f"in: condensed to tier {tier} (it asked for {wanted}) while the bundle was over budget{cut}"
+    if p.how is Placement.DEPTH:
+        return f"in: tier {tier} — the bodies the task hits, shown before breadth{cut}"
+    if p.how is Placement.BREADTH:
+        return f"in: tier {tier} outline — breadth first: more files as outlines (it asked for tier {wanted}){cut}"
+    if p.how is Placement.SMALLER:
+        return f"in: tier {tier} — tier {wanted} did not fit the room left{cut}"
+    if p.how is Placement.CUT:
+        return f"in: tier {tier}, cut to the room that was left"
+    return f"in: tier {tier}, as asked{cut}"
 
 
 def _satisfied(state: _State, taken: Mapping[str, str]) -> bool:
@@ -410,7 +313,7 @@ def _render_all(
 
 
 def _condense_one(
-    states: Mapping[str, _State], order: Sequence[str], pricer: _Pricer, log: list[str], decisions: dict[str, Decision]
+    states: Mapping[str, _State], order: Sequence[str], pricer: Pricer, log: list[str], decisions: dict[str, Decision]
 ) -> bool:
     """Step the lowest-ranked section of the first condensable contributor down a tier."""
     for name in [*order, *[n for n in states if n not in order]]:
@@ -423,7 +326,7 @@ def _condense_one(
                 lower = Tier(p.tier - 1)
                 r = p.candidate.render(lower, pricer.caps[lower])
                 if r.content:
-                    s.placed[i] = Placed(p.candidate, r, pricer.cost(p.candidate, r))
+                    s.placed[i] = Placed(p.candidate, r, pricer.cost(p.candidate, r), Placement.CONDENSED)
                     s.condensed += 1
                     log.append(f"{p.candidate.path}: tier {int(p.tier)} → {int(lower)} (over budget)")
                     return True

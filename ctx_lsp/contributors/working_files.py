@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import time
+from collections.abc import Mapping
 
 from ctx_lsp.code.outline import Outline
 from ctx_lsp.contributors.base import AssemblyContext, WorkingFile, file_candidate, precomputed
@@ -19,10 +20,12 @@ from ctx_lsp.index.workspace import Workspace
 from ctx_lsp.relevance import (
     FOCUS_SALIENCE,
     MAX_CALL_NEIGHBOURS,
+    MAX_TASK_SYMBOLS,
     OPEN_SALIENCE,
     RECENCY_DECAY,
     RECENT_EDIT_HALF_LIFE_S,
     SMALL_FILE_TOKENS,
+    TASK_SYMBOL_MIN_RELATIVE_SCORE,
 )
 from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy, Tier
 
@@ -122,10 +125,21 @@ def symbol_matches(ctx: AssemblyContext) -> dict[str, dict[str, float]]:
     return out
 
 
+def task_symbols(hits: Mapping[str, float]) -> tuple[str, ...]:
+    """The symbols of a working file the task names, best first: the ones whose bodies a
+    file without a cursor shows at tier 2 (DESIGN: an agent must read the code it will
+    change). Only those scoring near the file's best hit, and a few."""
+    if not hits:
+        return ()
+    best = max(hits.values())
+    ranked = sorted(hits.items(), key=lambda kv: (-kv[1], kv[0]))
+    return tuple(name for name, score in ranked if score >= TASK_SYMBOL_MIN_RELATIVE_SCORE * best)[:MAX_TASK_SYMBOLS]
+
+
 class WorkingFiles:
-    """The files being worked on: whole when small, else outlined; the cursor's symbol and
-    the edited ones in full (tier 2). An outline that must be pruned keeps the symbols the
-    task's search hits name first."""
+    """The files being worked on: whole when small (or when tier 3 is asked for and it
+    fits), else outlined with the bodies that matter in full (tier 2): the cursor's symbol
+    and its neighbours, the edited ones, or — with neither — the symbols the task names."""
 
     name = ContributorName.WORKING_FILES
     strategy = Strategy.DEPTH
@@ -138,21 +152,23 @@ class WorkingFiles:
         candidates = []
         for w in ctx.working:
             tier = ctx.tier
+            hits = dict(matches.get(w.entry.abs_path, {}))
             focus = w.focus_symbols
             if not focus and w.entry.tokens <= SMALL_FILE_TOKENS:
                 tier = ctx.max_tier if ctx.tier >= Tier.FOCUSED else ctx.tier  # small enough: whole file
-            hits = dict(matches.get(w.entry.abs_path, {}))
+            elif not focus:
+                focus = task_symbols(hits)
             candidates.append(
                 file_candidate(
                     ctx,
                     w.entry,
                     self.name,
                     w.salience,
-                    w.reason,
+                    w.reason + (f"; the task names {', '.join(focus[:3])}" if focus and not w.focus_symbols else ""),
                     tier,
                     focus,
                     precomputed(hits) if hits else None,
                 )
             )
         candidates.sort(key=lambda c: (-c.salience, c.path))
-        return Offer(self.name, candidates, self.strategy)
+        return Offer(self.name, candidates, self.strategy, whole_if_it_fits=ctx.tier == Tier.FULL)

@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx_lsp.assembly.adjustments import Signals
-from ctx_lsp.assembly.orchestrator import SKELETON_TOKENS, assemble
+from ctx_lsp.assembly.orchestrator import assemble
 from ctx_lsp.config import Config
+from ctx_lsp.relevance import SKELETON_TOKENS
 from ctx_lsp.tokens import counter_for, cut_to_tokens
 from ctx_lsp.vocabulary import Candidate, ContributorName, Format, Offer, Rendering, Strategy, Tier, memoised
 
@@ -97,11 +98,14 @@ def test_surplus_goes_to_busy_contributor() -> None:
 
 
 def test_condensing_steps_down_before_dropping() -> None:
-    """Ensure that a candidate too big at tier 3 is shown at a lower tier, not dropped."""
+    """Ensure that a candidate too big at tier 3 is shown at a lower tier, not dropped, and
+    that when the lower tier leaves the budget idle, it is shown at tier 3 cut instead."""
     big = [text_candidate("working_files", "big.py", 1.0, {1: 3, 2: 20, 3: 2000})]
     out = run(offers(working_files=big), 800)
-    assert [s.tier for s in out.sections] == [2]
-    assert out.decisions[0].outcome.startswith("in: condensed from tier 3 to 2")
+    assert [s.tier for s in out.sections] == [3] and out.total_tokens >= 0.95 * 800
+    assert out.decisions[0].outcome == "in: tier 3, cut to the room that was left"
+    small = run(offers(working_files=[text_candidate("working_files", "b.py", 1.0, {1: 3, 2: 20, 3: 60})]), 800)
+    assert [s.tier for s in small.sections] == [3] and small.decisions[0].outcome == "in: tier 3, as asked"
 
 
 def test_a_path_never_appears_twice() -> None:
@@ -190,3 +194,52 @@ def test_unfocused_working_files_give_the_conversation_share_to_the_map() -> Non
     named = run(offers(working_files=wf, codebase_map=cm), 1000, signals=Signals(False, True, True, 1.0, False))
     assert any("share goes to working files" in a for a in focused.adjustments)
     assert any("goes to the codebase map around them" in a for a in named.adjustments)
+
+
+def test_breadth_shows_the_best_bodies_before_skeletons() -> None:
+    """Ensure that a breadth contributor's best hit is shown at its focused tier (the
+    bodies the task hits) before the rest are outlined, and explain says so."""
+    rt = [text_candidate("retrieval", f"r{i:02}.py", 1 - i / 40, {1: 60, 2: 90}, Tier.FOCUSED) for i in range(20)]
+    out = run(offers(retrieval=rt), 8000)
+    first = next(s for s in out.sections if s.path == "r00.py")
+    assert first.tier == 2
+    assert sum(1 for s in out.sections if s.contributor == "retrieval") > 5  # breadth still follows
+    decision = next(d for d in out.decisions if d.id == "retrieval:r00.py")
+    assert decision.included and "the bodies the task hits" in decision.outcome
+
+
+def test_explain_says_breadth_not_condensing() -> None:
+    """Ensure that a file outlined by breadth-first choice is not reported as condensed."""
+    rt = [text_candidate("retrieval", f"r{i:02}.py", 1 - i / 40, {1: 30, 2: 400}, Tier.FOCUSED) for i in range(30)]
+    out = run(offers(retrieval=rt), 4000)
+    outlined = [d for d in out.decisions if d.included and d.tier == 1]
+    assert outlined and all("condensed" not in d.outcome for d in outlined)
+    assert all("breadth first" in d.outcome or "cut to the room" in d.outcome for d in outlined)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    budget=st.integers(min_value=1500, max_value=40_000),
+    sizes=st.lists(st.tuples(st.integers(1, 80), st.integers(0, 400), st.integers(0, 1200)), min_size=1, max_size=12),
+    n_work=st.integers(0, 3),
+)
+def test_no_idle_budget_when_something_is_left_out(budget, sizes, n_work) -> None:
+    """Ensure that when any candidate is left out or shown below the tier it asked for,
+    the bundle uses at least 95 % of its budget (and never more than all of it)."""
+    wf = [
+        text_candidate("working_files", f"w{i}.py", 1.0, {1: a, 2: a + b, 3: a + b + c})
+        for i, (a, b, c) in enumerate(sizes[:n_work])
+    ]
+    rt = [
+        text_candidate("retrieval", f"r{i}.py", 1 - i / 50, {1: a, 2: a + b}, Tier.FOCUSED)
+        for i, (a, b, _) in enumerate(sizes[n_work:])
+    ]
+    out = run(offers(working_files=wf, retrieval=rt), budget)
+    assert out.total_tokens <= budget
+    shortfall = [
+        d
+        for d in out.decisions
+        if not d.included or (d.tier or 0) < (3 if d.contributor == "working_files" else 2) or "cut" in d.outcome
+    ]
+    if shortfall:
+        assert out.total_tokens >= 0.95 * budget, (out.total_tokens, budget, [d.outcome for d in shortfall][:5])

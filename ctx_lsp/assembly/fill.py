@@ -1,0 +1,264 @@
+"""How one contributor spends its allocation: which candidates, at which tier.
+
+The orchestrator decides how much each contributor gets (passes 3 and 4); this module
+decides what that buys. A *depth* contributor (working files, instructions, docs) places
+its candidates best first at the richest tier that fits. A *breadth* contributor
+(retrieval, the map) shows the code of its best few first — the bodies of the symbols the
+task hits — then skeletons of as many other files as fit, then grows the best: an agent
+must read the code it will change, and know where the rest is.
+
+Every placement records *why* it has the tier it has (`Placement`), so `ctx.explain`
+says what was done, not what might have been.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from enum import Enum
+
+from ctx_lsp.assembly.render import render
+from ctx_lsp.code.tiers import TIER_CAP_TOKENS
+from ctx_lsp.relevance import (
+    BREADTH_SHARE,
+    DEPTH_MIN_RELATIVE_SALIENCE,
+    DEPTH_SHARE,
+    MAX_DEPTH_FILES,
+    MEDIUM_MIN_RELATIVE_SALIENCE,
+    MEDIUM_OUTLINE_TOKENS,
+    MIN_CUT_SECTION_TOKENS,
+    MIN_DEPTH_TOKENS,
+    SKELETON_TOKENS,
+)
+from ctx_lsp.tokens import TokenCounter
+from ctx_lsp.vocabulary import Candidate, Decision, Format, LineRange, Offer, Rendering, Section, Strategy, Tier
+
+SECTION_JOIN_SLACK = 2
+"""Tokens per section for the blank lines joining sections (merges vary by one)."""
+
+
+class Placement(Enum):
+    """Why a placed section has the tier it has (explain's words)."""
+
+    FIT = "the tier it asked for"
+    SMALLER = "the richest tier that fit the room left"
+    DEPTH = "the bodies the task hits, before breadth"
+    BREADTH = "an outline, so that more files fit (breadth first)"
+    CUT = "cut to the room that was left"
+    CONDENSED = "condensed while the bundle was over budget"
+
+
+@dataclass
+class Placed:
+    candidate: Candidate
+    rendering: Rendering
+    cost: int  # tokens of content + section overhead
+    how: Placement = Placement.FIT
+
+    @property
+    def tier(self) -> Tier:
+        return self.rendering.tier
+
+
+def section_of(c: Candidate, r: Rendering) -> Section:
+    return Section(
+        id=c.id,
+        contributor=c.contributor,
+        path=c.path,
+        uri=c.uri,
+        tier=int(r.tier),
+        range=LineRange(r.start_line, r.end_line),
+        tokens=r.tokens,
+        salience=round(c.salience, 4),
+        reason=c.reason,
+        content=r.content,
+    )
+
+
+class Pricer:
+    """Section overhead (heading, fences) per candidate, counted once; and the per-section
+    tier caps of this bundle's budget."""
+
+    def __init__(self, counter: TokenCounter, fmt: Format, caps: Mapping[Tier, int] = TIER_CAP_TOKENS):
+        self.counter = counter
+        self.fmt = fmt
+        self.caps = caps
+        self._overhead: dict[tuple[str, int, int, int], int] = {}
+
+    def cost(self, c: Candidate, r: Rendering) -> int:
+        key = (c.id, int(r.tier), r.start_line, r.end_line)
+        if key not in self._overhead:
+            empty = replace(section_of(c, r), content="")
+            self._overhead[key] = self.counter.count(render([empty], "", self.fmt)) + SECTION_JOIN_SLACK
+        return r.tokens + self._overhead[key]
+
+
+def tiers_down(c: Candidate) -> list[Tier]:
+    return [Tier(t) for t in range(int(c.tier), int(c.min_tier) - 1, -1)]
+
+
+def best_fit(c: Candidate, room: int, pricer: Pricer, richest: Tier | None = None) -> Placed | None:
+    """The richest tier of `c` (not above `richest`) whose rendering fits `room`."""
+    for tier in tiers_down(c):
+        if richest is not None and tier > richest:
+            continue
+        r = c.render(tier, pricer.caps[tier])
+        if not r.content:
+            continue
+        cost = pricer.cost(c, r)
+        if cost <= room:
+            how = Placement.FIT if tier == c.tier else Placement.BREADTH if richest else Placement.SMALLER
+            return Placed(c, r, cost, how)
+    return None
+
+
+def cut_fit(c: Candidate, room: int, pricer: Pricer, tier: Tier | None = None) -> Placed | None:
+    """Last resort: the candidate (its outline, unless `tier` says otherwise) cut to what
+    is left, if a useful amount still fits."""
+    tier = c.min_tier if tier is None else tier
+    probe = c.render(tier, MIN_CUT_SECTION_TOKENS)
+    if not probe.content:
+        return None
+    cap = min(room - (pricer.cost(c, probe) - probe.tokens), pricer.caps[tier])
+    if cap < MIN_CUT_SECTION_TOKENS:
+        return None
+    r = c.render(tier, cap)
+    if not r.content:
+        return None
+    cost = pricer.cost(c, r)
+    return Placed(c, r, cost, Placement.CUT) if cost <= room else None
+
+
+def _skeleton_fit(c: Candidate, room: int, pricer: Pricer) -> Placed | None:
+    """The candidate's outline at skeleton size (or less, if that is all the room)."""
+    r = c.render(c.min_tier, SKELETON_TOKENS)
+    if not r.content:
+        return None
+    cost = pricer.cost(c, r)
+    how = Placement.FIT if c.tier == c.min_tier and not r.truncated else Placement.BREADTH
+    return Placed(c, r, cost, how) if cost <= room else cut_fit(c, room, pricer)
+
+
+def _depth_fit(c: Candidate, room: int, pricer: Pricer) -> Placed | None:
+    """The candidate at its focused tier — the bodies its task hits, in its outline — cut
+    to `room` if the whole of it does not fit (the bodies are kept first)."""
+    whole = best_fit(c, room, pricer, Tier.FOCUSED)
+    if whole is not None and whole.tier == Tier.FOCUSED:
+        return replace(whole, how=Placement.DEPTH)
+    part = cut_fit(c, room, pricer, Tier.FOCUSED)
+    return replace(part, how=Placement.DEPTH) if part is not None and part.rendering.shown_symbols else None
+
+
+def fill(
+    name: str,
+    offer: Offer,
+    allocation: int,
+    taken: dict[str, str],
+    pricer: Pricer,
+    decisions: dict[str, Decision],
+    *,
+    stretch: bool = False,
+) -> list[Placed]:
+    """Spend `allocation` on the offer's candidates; mark their paths taken by `name`.
+
+    `stretch` (the last use of idle budget): a candidate that does not fit at the tier it
+    asked for is shown at that tier cut to the room left, when that is more than the
+    lower tier would show — unless the lower tier shows bodies (a cursor's, an edit's, the
+    task's), which a cut prefix of the file could lose."""
+    placed: list[Placed] = []
+    fresh: list[Candidate] = []
+    for c in offer.candidates:
+        owner = taken.get(c.path)
+        if owner is not None:
+            decisions[c.id].outcome = f"out: {c.path} is already in the bundle (from {owner})"
+            continue
+        fresh.append(c)
+
+    def used() -> int:
+        return sum(p.cost for p in placed)
+
+    def place(p: Placed) -> None:
+        placed.append(p)
+        taken[p.candidate.path] = name
+
+    if offer.strategy == Strategy.BREADTH:
+        _depth_first(fresh, allocation, pricer, placed, place)
+        _breadth(fresh, allocation, pricer, placed, place, taken)
+    for c in fresh:
+        if c.path in taken:
+            continue
+        room = allocation - used()
+        if room < MIN_CUT_SECTION_TOKENS:
+            break
+        p = best_fit(c, room, pricer) or cut_fit(c, room, pricer)
+        if stretch and (p is None or (p.tier < c.tier and not p.rendering.shown_symbols)):
+            partial = cut_fit(c, room, pricer, c.tier)
+            if partial is not None and (p is None or partial.cost > p.cost):
+                p = partial
+        if p is not None:
+            place(p)
+    placed_ids = {p.candidate.id for p in placed}
+    for c in fresh:
+        if c.id not in placed_ids:
+            decisions[c.id].outcome = f"out: outranked — {name}'s {allocation} tokens were spent on higher-ranked items"
+    return placed
+
+
+def _depth_first(fresh: list[Candidate], allocation: int, pricer: Pricer, placed: list[Placed], place) -> None:
+    """Bodies before breadth: the best few candidates that want their focused tier get it,
+    within DEPTH_SHARE of the allocation. The budget rule: a file qualifies if it is at
+    least DEPTH_MIN_RELATIVE_SALIENCE as salient as the best, at most MAX_DEPTH_FILES of
+    them, each while at least MIN_DEPTH_TOKENS of the depth room are left."""
+    room = int(allocation * DEPTH_SHARE)
+    best = max((c.salience for c in fresh), default=0.0)
+    for c in fresh:
+        if len(placed) >= MAX_DEPTH_FILES or room < MIN_DEPTH_TOKENS:
+            break
+        if c.salience < DEPTH_MIN_RELATIVE_SALIENCE * best:
+            break  # best first: the rest are less salient still
+        if c.tier < Tier.FOCUSED:
+            continue
+        p = _depth_fit(c, room, pricer)
+        if p is not None:
+            place(p)
+            room -= p.cost
+
+
+def _breadth(
+    fresh: list[Candidate], allocation: int, pricer: Pricer, placed: list[Placed], place, taken: dict[str, str]
+) -> None:
+    """Skeletons (each file's most relevant definitions) of as many candidates as fit in
+    BREADTH_SHARE of the allocation; then the best ones grow in rounds, best first in each:
+    every file to a medium outline, then to its whole outline, then to richer tiers — ten
+    useful outlines before two complete ones."""
+    depth_used = sum(p.cost for p in placed)
+    breadth_room = depth_used + int((allocation - depth_used) * BREADTH_SHARE)
+    for c in fresh:
+        if c.path in taken:
+            continue
+        used = sum(p.cost for p in placed)
+        room = (allocation if not placed else breadth_room) - used
+        p = _skeleton_fit(c, room, pricer) if room >= MIN_CUT_SECTION_TOKENS else None
+        if p is not None:
+            place(p)
+    best = max((p.candidate.salience for p in placed), default=0.0)
+    for richest, limit in ((Tier.OUTLINE, MEDIUM_OUTLINE_TOKENS), (Tier.OUTLINE, None), (None, None)):
+        for i, p in enumerate(list(placed)):
+            if richest is not None and p.tier > richest:
+                continue  # already showing bodies: an outline would show less
+            if limit is not None and p.candidate.salience < MEDIUM_MIN_RELATIVE_SALIENCE * best:
+                continue  # a long tail of medium outlines would starve the best files
+            room = allocation - sum(q.cost for q in placed) + p.cost
+            if limit is not None:
+                room = min(room, limit + p.cost - p.rendering.tokens)  # limit on content, plus overhead
+            better = best_fit(p.candidate, room, pricer, richest)
+            if richest is None and (better.tier if better else p.tier) < p.candidate.tier:
+                partial = cut_fit(p.candidate, room, pricer, p.candidate.tier)  # some bodies, if not all
+                if partial is not None and (better is None or partial.cost > better.cost):
+                    better = partial
+            if better is None:
+                better = cut_fit(p.candidate, room, pricer)
+            if better is not None and better.cost > p.cost and better.tier >= p.tier:
+                if p.how == Placement.DEPTH and better.tier == Tier.FOCUSED:
+                    better = replace(better, how=Placement.DEPTH)
+                placed[i] = better
