@@ -13,9 +13,11 @@ of the outline, the file's lines, the focus and the ranks, with no token countin
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import NamedTuple
 
+from ctx_lsp.code.markdown import readable_lines
 from ctx_lsp.code.outline import Outline, Symbol
 from ctx_lsp.tokens import ellipsize
 
@@ -91,11 +93,18 @@ def _module_doc_line(lines: Sequence[str]) -> int:
     return 1
 
 
+IMPORT_LINE_MAX_CHARS = 120
+"""The collapsed import line is cut to this. A module of forty imports collapsed to one
+line is ~900 characters at the top of every outline, most of them names its signatures
+show anyway; the modules it depends on are what says where to look next."""
+
+
 def _import_summary(outline: Outline) -> tuple[int, str] | None:
     """All imports on one line (first import's line number): `import a, b; from c import d`.
 
     One line because a gutter per import costs more than the imports; `__future__`
-    imports are left out (they change nothing an agent reads).
+    imports are left out (they change nothing an agent reads). A line over
+    `IMPORT_LINE_MAX_CHARS` lists modules only (`_imported_modules`).
     """
     parts: list[str] = []
     first_line = 0
@@ -109,7 +118,38 @@ def _import_summary(outline: Outline) -> tuple[int, str] | None:
             parts[-1] += ", " + imp.text[len("import ") :]
         elif imp.text not in parts:
             parts.append(imp.text)
-    return (first_line, "; ".join(parts)) if parts else None
+    if not parts:
+        return None
+    text = "; ".join(parts)
+    return first_line, text if len(text) <= IMPORT_LINE_MAX_CHARS else _imported_modules(outline)
+
+
+def _imported_modules(outline: Outline, limit: int = IMPORT_LINE_MAX_CHARS) -> str:
+    """`# imports: ._models, ._config, httpcore, typing, …(+9 more)` within `limit`
+    characters: module names without the names taken from them, the project's (relative)
+    first, then other libraries, the standard library last — the ones an agent knows
+    least come first, and the ones it knows best are the ones cut."""
+    modules: dict[str, int] = {}
+    for imp in outline.imports:
+        if imp.module == "__future__":
+            continue
+        names = [imp.module + name for name in imp.names] if not imp.module.strip(".") else [imp.module]
+        for name in names:
+            root = name.split(".", 1)[0]
+            modules.setdefault(name, 0 if name.startswith(".") else 2 if root in sys.stdlib_module_names else 1)
+    ordered = sorted(modules, key=lambda name: modules[name])  # stable: source order within a group
+    head = "# imports: "
+    shown: list[str] = []
+    for k, name in enumerate(ordered):
+        rest = len(ordered) - k - 1
+        tail = f", …(+{rest} more)" if rest else ""
+        if len(head) + len(", ".join([*shown, name])) + len(tail) > limit:
+            break
+        shown.append(name)
+    if not shown:
+        return ellipsize(head + ", ".join(ordered), limit)
+    hidden = len(ordered) - len(shown)
+    return head + ", ".join(shown) + (f", …(+{hidden} more)" if hidden else "")
 
 
 def _header_line(symbol: Symbol, lines: Sequence[str]) -> int:
@@ -241,7 +281,8 @@ def python_rows(
 
 
 def markdown_rows(outline: Outline) -> tuple[list[Row], list[Unit]]:
-    """One row per heading, each heading its own unit under its parent heading."""
+    """One row per heading, each heading its own unit under its parent heading; a
+    heading's HTML (a logo, a badge) is left out as in its section (`readable_lines`)."""
     rows: list[Row] = []
     units: list[Unit] = []
     open_units: list[tuple[int, int]] = []
@@ -254,7 +295,7 @@ def markdown_rows(outline: Outline) -> tuple[list[Row], list[Unit]]:
         # Top two heading levels first (the document's shape), then deeper ones breadth-first.
         key = (KEY_TOP_LEVEL, s.start_line) if s.depth <= 1 else (KEY_MEMBER, s.depth, ordinal, s.start_line)
         units.append(Unit(key, parent, True))
-        rows.append(Row(s.start_line, s.signature, True, len(units) - 1))
+        rows.append(Row(s.start_line, readable_lines([s.signature])[0] or s.signature, True, len(units) - 1))
         open_units.append((s.depth, len(units) - 1))
     return rows, units
 
@@ -270,6 +311,9 @@ def focused_rows(
     A focused symbol inside another focused one is already shown by the outer one; both
     count as shown (the last source row of a range names them in `ends`). Each body is a
     unit of its own, kept first, inside the nearest outline unit that encloses it.
+
+    Markdown sections are shown readable (`readable_lines`: no HTML, no badges), and
+    the blank lines that leaves are shown once per run: every row has its own line number.
     """
     wanted = set(focus)
     ranges: list[tuple[int, int, list[str]]] = []  # merged (start, end, qualnames)
@@ -285,6 +329,8 @@ def focused_rows(
     if not ranges:
         return rows, units
 
+    markdown = outline.language == "markdown"
+    shown = readable_lines(lines) if markdown else lines
     units = list(units)
     out: list[Row] = []
     row_iter = iter(rows)
@@ -303,21 +349,37 @@ def focused_rows(
         unit = len(units) - 1
         for gone in replaced:  # what the body shows is not folded away: never counted as hidden
             units[gone.unit] = units[gone.unit]._replace(definition=False)
+        numbers = _without_blank_runs(shown, start, end) if markdown else range(start, end + 1)
+        last = numbers[-1] if numbers else 0
         out.extend(
             Row(
                 number,
-                lines[number - 1],
+                shown[number - 1],
                 number == start,
                 unit,
-                ends=tuple(names) if number == end else (),
+                ends=tuple(names) if number == last else (),
                 source=True,
             )
-            for number in range(start, end + 1)
+            for number in numbers
         )
     while pending is not None:
         out.append(pending)
         pending = next(row_iter, None)
     return out, units
+
+
+def _without_blank_runs(lines: Sequence[str], start: int, end: int) -> list[int]:
+    """Line numbers start..end without the second and later blank lines of a run and
+    without blank lines at the end; `start` is always kept (if start <= end)."""
+    if start > end:
+        return []
+    kept = [start]
+    for number in range(start + 1, end + 1):
+        if lines[number - 1].strip() or lines[kept[-1] - 1].strip():
+            kept.append(number)
+    while len(kept) > 1 and not lines[kept[-1] - 1].strip():
+        kept.pop()
+    return kept
 
 
 def _enclosing(rows: Sequence[Row], units: Sequence[Unit]) -> int:

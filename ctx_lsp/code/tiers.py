@@ -16,6 +16,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Collection, Mapping, Sequence
 
+from ctx_lsp.code.markdown import readable_markdown
 from ctx_lsp.code.outline import Outline, split_lines
 from ctx_lsp.code.outline_rows import KEY_FOCUS, Row, Unit, focused_rows, markdown_rows, python_rows
 from ctx_lsp.tokens import TokenCounter, cut_to_tokens
@@ -76,7 +77,7 @@ class OutlineRenderer:
         compact: bool = False,
     ):
         self.path = path
-        self.text = text
+        self.text = readable_markdown(text) if outline.language == "markdown" else text  # same lines, no HTML
         self.outline = outline
         self.counter = counter
         self.focus = tuple(focus)

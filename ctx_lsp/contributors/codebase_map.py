@@ -9,6 +9,7 @@ incrementally with the index; a request only personalises it.
 from __future__ import annotations
 
 from ctx_lsp.contributors.base import AssemblyContext, definition_ranks, file_candidate
+from ctx_lsp.contributors.kinds import is_changelog, wants_changelog
 from ctx_lsp.relevance import MAP_DEFINITIONS_PER_FILE, MAX_MAP_FILES
 from ctx_lsp.vocabulary import BundleRequest, Candidate, ContributorName, Offer, Strategy, Tier
 
@@ -29,11 +30,12 @@ class CodebaseMap:
         if rank is None:
             return Offer(self.name, candidates, self.strategy)
         working = ctx.working_paths
+        changelogs = wants_changelog(ctx.query)
         for f in rank.files:
             if len(candidates) >= MAX_MAP_FILES:
                 break
             entry = ctx.workspace.files.get(f.abs_path)
-            if entry is None or f.abs_path in working:
+            if entry is None or f.abs_path in working or (not changelogs and is_changelog(entry.path)):
                 continue
             mentioned = rank.mentioned_in.get(f.abs_path, ())
             reason = f"graph rank {f.score:.2f}" + (f"; defines {', '.join(mentioned[:3])}" if mentioned else "")

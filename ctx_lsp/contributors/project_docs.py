@@ -9,11 +9,16 @@ no instructions file exists at any level.
 from __future__ import annotations
 
 import posixpath
+from dataclasses import replace
 
+from ctx_lsp.code.markdown import readable_markdown
+from ctx_lsp.code.tiers import render
 from ctx_lsp.contributors.base import AssemblyContext, file_candidate
+from ctx_lsp.errors import CtxError
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.terms import query_terms
-from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy
+from ctx_lsp.tokens import TokenCounter
+from ctx_lsp.vocabulary import BundleRequest, Candidate, ContributorName, Offer, Rendering, Strategy, Tier, memoised
 
 INSTRUCTION_FILES = ("PENGUIN.md", "AGENTS.md", "CLAUDE.md")
 FALLBACK_FILE = "README.md"
@@ -83,4 +88,65 @@ class ProjectDocs:
         q = set(query_terms(ctx.query))
         focus = tuple(s.qualname for s in entry.outline.symbols if q & set(query_terms(f"{s.name} {s.doc}")))
         candidate = file_candidate(ctx, entry, self.name, 1.0, reason, ctx.max_tier, focus)
-        return Offer(self.name, [candidate], self.strategy)
+        return Offer(self.name, [readable(ctx, entry, candidate)], self.strategy)
+
+
+READABLE = "readable"
+"""Render-cache key prefix of `readable` renderings (the plain ones share the rest of the key)."""
+
+
+def readable(ctx: AssemblyContext, entry: IndexedFile, candidate: Candidate) -> Candidate:
+    """The candidate with the file's whole text shown readable: HTML and badges blanked
+    (`readable_markdown`), so the line range still holds.
+
+    Outlines (tiers 1 and 2) are readable wherever markdown is rendered (`outline_rows`);
+    the whole text (tier 3, or markdown without headings at any tier) is the file as
+    `tiers.py` is given it, so instructions files, shown whole in most bundles, are
+    rendered here from their readable text.
+    """
+    outlined = candidate.render
+    if entry.outline.language != "markdown":
+        return candidate
+
+    def rendering(tier: Tier, cap: int) -> Rendering:
+        if tier < Tier.FULL and entry.outline.symbols:
+            return outlined(tier, cap)
+        key = (READABLE, entry.abs_path, entry.hash, entry.overlay_version, int(tier), cap)
+        hit = ctx.renders.get(key)
+        if hit is None:
+            try:
+                text, current = ctx.workspace.read_text(entry)
+            except CtxError:
+                return outlined(tier, cap)  # which reports the file as left out, once
+            whole = render(current.path, readable_markdown(text), current.outline, tier, ctx.counter, cap_tokens=cap)
+            hit = _trimmed(whole, ctx.counter)
+            if current is entry:
+                ctx.renders.put(key, hit)
+        return hit
+
+    return replace(candidate, render=memoised(rendering))
+
+
+def _trimmed(rendering: Rendering, counter: TokenCounter) -> Rendering:
+    """The rendering without the blank lines it starts with (a README's centred logo and
+    badges, once blanked) and, when it is not cut, ends with; its range starts and ends
+    later and earlier to match, so line numbers still hold."""
+    content = rendering.content
+    body = content.lstrip("\n")
+    leading = len(content) - len(body)
+    if not body.strip():
+        return rendering
+    end_line = rendering.end_line
+    if not rendering.truncated:
+        kept = body.rstrip("\n")
+        end_line -= max(0, body.count("\n") - kept.count("\n") - 1)
+        body = kept + "\n" if content.endswith("\n") else kept
+    if body == content:
+        return rendering
+    return replace(
+        rendering,
+        content=body,
+        tokens=counter.count(body),
+        start_line=rendering.start_line + leading,
+        end_line=end_line,
+    )

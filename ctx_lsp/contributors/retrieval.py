@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ctx_lsp.contributors.base import AssemblyContext, RankedFile, definition_ranks, file_candidate
+from ctx_lsp.contributors.kinds import is_changelog, wants_changelog
 from ctx_lsp.index.search import SearchHit
 from ctx_lsp.relevance import (
     DEFINITIONS_RANKED,
@@ -95,9 +96,10 @@ class Retrieval:
 
     def offer(self, ctx: AssemblyContext) -> Offer:
         candidates = []
+        changelogs = wants_changelog(ctx.query)
         for r in ctx.ranked[:MAX_CANDIDATE_FILES]:
             entry = ctx.workspace.files.get(r.abs_path)
-            if entry is None:
+            if entry is None or (not changelogs and is_changelog(entry.path)):
                 continue
             symbols = tuple(dict.fromkeys(h.symbol for h in r.hits if h.symbol))[:FOCUS_SYMBOLS]
             terms = sorted({t for h in r.hits for t in h.matched})

@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Bumped when the stored JSON or the way sections are built changes: old rows are
 dropped rather than served."""
 

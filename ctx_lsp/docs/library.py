@@ -32,7 +32,7 @@ from ctx_lsp.docs.environment import (
     scan_distributions,
     site_paths,
 )
-from ctx_lsp.docs.ranking import SectionIndex, build_index, overview, rank, relevant, select
+from ctx_lsp.docs.ranking import SectionIndex, build_index, overview, rank, relevant, select, suggestions
 from ctx_lsp.docs.sections import DocSection
 from ctx_lsp.docs.sources import add_extra_docs, library_drafts, llms_title, workspace_llms_files
 from ctx_lsp.errors import InvalidParam, NotFound
@@ -84,11 +84,13 @@ FUZZY_MATCH = 30
 """`resolve` scores. `docs` accepts only the first three (a prefix such as "py" names
 no one library), the rest are suggestions."""
 
-NO_MATCH_NOTE = "No section of {library} matches this topic; showing its overview instead."
+NO_MATCH_NOTE = "No section of {library} {version} matches the topic {topic!r}."
+NO_TERMS_NOTE = "The topic {topic!r} has no words to search {library} {version} for (only common words)."
 NO_DOCS_NOTE = "No docs found for {library}: no description, docstrings, llms.txt or docs folder."
+SUGGESTIONS_NOTE = " Topics it covers: {topics}."
 NO_TOPIC_KEY = "\0no-terms"
-"""Cache key of a topic made only of stop words: an overview with a note, which must not
-share its entry with the topicless overview (no note)."""
+"""Cache key of a topic made only of stop words: it matches nothing, and must not share
+its entry with the topicless overview."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,12 @@ class DocsResult:
     """"hit" | "miss"."""
     elapsed_ms: float
     sources: tuple[DocsSource, ...]
+    matched: bool = True
+    """False when no section matches the topic (no section contains any of its words) or
+    the library has no docs: `content` is then empty rather than docs about something
+    else, and `note` says so."""
+    note: str = ""
+    """Why nothing matched, and topics the library does cover (empty when matched)."""
 
 
 def result_to_json(result: DocsResult) -> str:
@@ -391,21 +399,40 @@ class LibraryDocs:
         return any(name in self._allow_full for name in names)
 
     def _compute(self, entry: LibraryEntry, topic: str, cap: int) -> DocsResult:
+        """The sections that match the topic, best first, within `cap`; without a topic,
+        the overview. A topic no section contains a word of gets no docs at all: the
+        overview instead would read, to an agent, as the answer to its question."""
         loaded = self._load(entry)
-        preamble = ""
         order: Sequence[int] = loaded.overview
         query = query_terms(topic)
-        if query:
-            matched = relevant(rank(loaded.index, query))
-            if matched:
-                order = matched
-            else:
-                preamble = NO_MATCH_NOTE.format(library=entry.name)
-        elif topic:
-            preamble = NO_MATCH_NOTE.format(library=entry.name)
+        names = {"library": entry.name, "version": entry.version, "topic": topic}
+        note = ""
         if not loaded.sections:
-            preamble = NO_DOCS_NOTE.format(library=entry.name)
-        chosen = select(loaded.sections, order, cap, self.counter, preamble=preamble)
+            note = NO_DOCS_NOTE.format(**names)
+        elif query:
+            order = relevant(rank(loaded.index, query))
+            note = "" if order else NO_MATCH_NOTE.format(**names)
+        elif topic:
+            note = NO_TERMS_NOTE.format(**names)
+        if note:
+            topics = suggestions(loaded.sections)
+            if topics:
+                note += SUGGESTIONS_NOTE.format(topics=", ".join(topics))
+            return DocsResult(
+                library=entry.name,
+                version=entry.version,
+                topic=topic,
+                content="",
+                tokens=0,
+                cap=cap,
+                truncated=False,
+                cache="miss",
+                elapsed_ms=0.0,
+                sources=(),
+                matched=False,
+                note=note,
+            )
+        chosen = select(loaded.sections, order, cap, self.counter)
         sources = tuple(DocsSource(p.section.path, p.section.line, p.section.title) for p in chosen.picked)
         return DocsResult(
             library=entry.name,

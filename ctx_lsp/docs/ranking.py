@@ -15,14 +15,15 @@ relevant remaining section is worth sending, a 40-token one is noise.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctx_lsp.docs.sections import FENCE, SEPARATOR, DocSection, overview_order
+from ctx_lsp.docs.sections import FENCE, HEADING_PATH_SEPARATOR, SEPARATOR, DocSection, Kind, overview_order
 from ctx_lsp.index.terms import count_terms, terms
 from ctx_lsp.tokens import TokenCounter, cut_to_tokens, line_count, more_lines_marker
 
-__all__ = ["Picked", "SectionIndex", "Selection", "build_index", "overview", "rank", "select"]
+__all__ = ["Picked", "SectionIndex", "Selection", "build_index", "overview", "rank", "select", "suggestions"]
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -114,6 +115,35 @@ def relevant(ranked: Sequence[tuple[int, float]]) -> list[int]:
         return []
     floor = ranked[0][1] * RELEVANCE_FLOOR
     return [i for i, score in ranked if score >= floor]
+
+
+MAX_SUGGESTIONS = 12
+"""Topics offered when a topic matches nothing: enough to see what the library covers,
+short enough to read in one line."""
+
+_PART = re.compile(r" \(\d+/\d+\)$")
+"""The " (2/3)" a split section's title ends with."""
+
+
+def suggestions(sections: Sequence[DocSection], limit: int = MAX_SUGGESTIONS) -> list[str]:
+    """Topics a library's docs answer, for a topic that matched nothing: its public
+    modules from the top down, then the chapters of its docs — the headings at the
+    shallowest level that has more than one (a README's title is one heading; its
+    chapters are the next level)."""
+    modules: list[tuple[int, str]] = []
+    chapters: dict[int, list[str]] = {}
+    for section in sections:
+        title = _PART.sub("", section.title)
+        if section.kind == Kind.MODULE:
+            if not any(part.startswith("_") for part in title.split(".")):
+                modules.append((title.count("."), title))
+        elif section.kind in (Kind.README, Kind.LLMS, Kind.GUIDE):
+            path = title.split(HEADING_PATH_SEPARATOR)[1:]  # without the document's label
+            if path:
+                chapters.setdefault(len(path), []).append(path[-1])
+    level = min((depth for depth, titles in chapters.items() if len(set(titles)) > 1), default=min(chapters, default=0))
+    found = [title for _, title in sorted(modules, key=lambda m: m[0])] + chapters.get(level, [])
+    return list(dict.fromkeys(found))[:limit]
 
 
 def overview(sections: Sequence[DocSection]) -> list[int]:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ctx_lsp.code.markdown import outline_markdown
+from ctx_lsp.code.markdown import outline_markdown, readable_lines
 from ctx_lsp.code.outline import split_lines
 
 __all__ = [
@@ -231,9 +231,17 @@ def markdown_headings(text: str) -> list[Heading]:
     """Headings found by the workspace's markdown outliner (fences and front matter aware)."""
     outline = outline_markdown(text)
     return [
-        Heading(s.start_line - 1, s.body_start_line - 1, s.qualname.replace(" > ", HEADING_PATH_SEPARATOR))
+        Heading(
+            s.start_line - 1, s.body_start_line - 1, _readable_title(s.qualname).replace(" > ", HEADING_PATH_SEPARATOR)
+        )
         for s in outline.symbols
     ]
+
+
+def _readable_title(title: str) -> str:
+    """A heading path without its HTML (`Usage<a id="usage"></a>`), or as it is if that
+    leaves nothing."""
+    return readable_lines([title])[0] or title
 
 
 def rst_headings(lines: Sequence[str]) -> list[Heading]:
@@ -334,9 +342,10 @@ def document_drafts(
                 end,
             )
         )
+    shown = lines if fmt == "rst" else readable_lines(lines)  # no HTML or badges, same line numbers
     drafts: list[Draft] = []
     for title, index, body, end in spans:
-        cleaned = ["" if is_badge_line(line) else line for line in lines[body:end]]
+        cleaned = ["" if is_badge_line(line) else line for line in shown[body:end]]
         blocks = split_blocks(cleaned, first_line + body)
         if not blocks and index != body:
             continue  # a heading with nothing under it: its children carry its title

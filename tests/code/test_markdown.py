@@ -7,7 +7,7 @@ import textwrap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctx_lsp.code.markdown import outline_markdown
+from ctx_lsp.code.markdown import outline_markdown, readable_lines, readable_markdown
 
 README = textwrap.dedent(
     """\
@@ -131,3 +131,124 @@ def test_random_markdown_ranges_are_sane(text: str) -> None:
     for s in o.symbols:
         assert 1 <= s.start_line <= s.end_line <= max(o.line_count, s.start_line)
         assert 0 <= s.depth <= 5
+
+
+# --- readable markdown -----------------------------------------------------------------------
+
+BADGED = textwrap.dedent(
+    """\
+    <p align="center">
+      <a href="https://www.python-httpx.org/"><img width="350" src="https://example.org/butterfly.png" alt='HTTPX'></a>
+    </p>
+
+    <p align="center"><strong>HTTPX</strong> <em>- A next-generation HTTP client.</em></p>
+
+    <p align="center">
+    <a href="https://github.com/encode/httpx/actions">
+        <img src="https://github.com/encode/httpx/workflows/Test%20Suite/badge.svg" alt="Test Suite">
+    </a>
+    </p>
+
+    [![codecov](https://codecov.io/gh/x/y/graph/badge.svg)](https://codecov.io/gh/x/y) [![PyPI](https://img.shields.io/pypi/v/httpx.svg)](https://pypi.org/project/httpx/)
+    ![Build][ci-badge] | [Docs](https://example.org/docs)
+    <!-- one line comment -->
+    <!--
+    a comment over lines
+    -->
+    Install with `pip install httpx` and use `<div>` tags or List<int> freely, x <b y.
+    ![diagram](docs/img/diagram.png)
+
+    ```html
+    <div align="center"><img src="https://img.shields.io/badge/x.svg"></div>
+    ```
+
+        <p>indented code stays</p>
+
+    <img
+      src="logo.png"
+      width="100">
+    After &nbsp;the logo.
+    &nbsp;&nbsp;
+
+    [ci-badge]: https://github.com/x/y/actions/workflows/ci.yml/badge.svg
+    """
+)
+
+
+def test_readable_lines_drop_html_and_badges_keep_prose_and_code() -> None:
+    """Ensure that HTML tags, comments and badges are removed line by line (one output line
+    per input line, so line numbers hold), while prose, inline code, non-badge images,
+    fenced and indented code are kept as they are."""
+    lines = BADGED.split("\n")
+    out = readable_lines(lines)
+    assert len(out) == len(lines)
+    shown = [line for line in out if line.strip()]
+    assert shown == [
+        "HTTPX - A next-generation HTTP client.",
+        "Install with `pip install httpx` and use `<div>` tags or List<int> freely, x <b y.",
+        "![diagram](docs/img/diagram.png)",
+        "```html",
+        '<div align="center"><img src="https://img.shields.io/badge/x.svg"></div>',
+        "```",
+        "    <p>indented code stays</p>",
+        "After &nbsp;the logo.",
+    ]
+    for before, after in zip(lines, out):  # a line is kept whole, cleaned, or blanked: never moved
+        assert after == before or not after or after in before or "HTTPX" in after
+
+
+def test_readable_markdown_keeps_lines_and_line_endings() -> None:
+    """Ensure that the text keeps its line count and CRLF endings, and that markdown with
+    nothing to remove comes back as the same object (no work)."""
+    text = BADGED.replace("\n", "\r\n")
+    readable = readable_markdown(text)
+    assert readable.count("\n") == text.count("\n")
+    assert "Install with `pip install httpx`" in readable and "\r\n" in readable
+    assert "badge" not in readable.replace("img.shields.io/badge/x.svg", "")
+    plain = "# Title\n\nNo markup at all.\n"
+    assert readable_markdown(plain) is plain
+
+
+def test_unclosed_tag_in_prose_hides_nothing_after_it() -> None:
+    """Ensure that a `<b` or `<a` in prose (not a tag opened for the next line) never blanks
+    the lines that follow."""
+    lines = ["Compare a <b c here", "next line stays", "", "<a", 'href="x">link</a> text', "after"]
+    assert readable_lines(lines) == ["Compare a <b c here", "next line stays", "", "", "link text", "after"]
+
+
+MARKUP = [
+    "<p>",
+    "</p>",
+    "```",
+    "    code",
+    "",
+    "text <b>x</b>",
+    "<!--",
+    "-->",
+    "<img",
+    ">",
+    "[![b](https://img.shields.io/x)](y)",
+]
+
+
+@given(st.lists(st.sampled_from(MARKUP), max_size=30))
+@settings(max_examples=200, deadline=None)
+def test_random_markup_keeps_the_line_count(lines: list[str]) -> None:
+    """Ensure that any mix of markup keeps one line per line, is stable when applied
+    again, and changes only lines that had markup."""
+    out = readable_lines(lines)
+    assert len(out) == len(lines)
+    assert readable_lines(out) == out
+    assert all(not line or line == source or "<" in source for line, source in zip(out, lines))
+
+
+@given(st.lists(st.sampled_from([m for m in MARKUP if m not in ("<!--", "<img")]), max_size=30))
+@settings(max_examples=200, deadline=None)
+def test_random_markup_leaves_fenced_lines_alone(lines: list[str]) -> None:
+    """Ensure that fence lines and the lines between them are never changed (outside a
+    comment or a tag left open, where they are markup)."""
+    fence_open = False
+    for line, source in zip(readable_lines(lines), lines):
+        if fence_open or source == "```":
+            assert line == source
+        fence_open ^= source == "```"

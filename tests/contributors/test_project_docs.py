@@ -118,3 +118,61 @@ def test_pruned_instructions_keep_the_sections_the_task_names(make_engine) -> No
     (candidate,) = offer_of(CONTRIBUTOR, context(engine, {"query": "database migrations"})).candidates
     r = rendered(candidate, Tier.OUTLINE, 150, engine.counter)
     assert "Database migrations" in r.content
+
+
+BADGED_README = """\
+<p align="center">
+  <a href="https://example.org/"><img width="350" src="https://example.org/logo.png" alt="Project"></a>
+</p>
+
+[![CI](https://github.com/o/p/actions/workflows/ci.yml/badge.svg)](https://github.com/o/p/actions) [![PyPI](https://badge.fury.io/py/p.svg)](https://pypi.org/project/p/)
+
+# Project
+
+Project serves things.
+
+```html
+<div>an example, kept</div>
+```
+
+<!-- maintainers: remember the release -->
+## Serving
+
+Call `serve()`.
+
+<p align="center"><i>BSD licensed.</i></p>
+"""
+
+
+@pytest.mark.parametrize("name", ["README.md", "AGENTS.md"])
+def test_whole_instructions_are_shown_without_html_or_badges(make_engine, name: str) -> None:
+    """Ensure that instructions shown whole leave out HTML, comments and badges but keep
+    prose and code, and that the range starts at the first line shown (the blanked logo
+    and badges are not counted as shown) while every line keeps its number."""
+    engine = make_engine({**CODE, name: BADGED_README})
+    (candidate,) = offer_of(CONTRIBUTOR, context(engine, {"query": "serve"})).candidates
+    whole = rendered(candidate, Tier.FULL, 2000, engine.counter)
+    assert whole.tier == Tier.FULL and not whole.truncated
+    for gone in ("<p", "<img", "badge", "shields", "fury", "<!--", "maintainers"):
+        assert gone not in whole.content.replace("<div>an example, kept</div>", "")
+    assert "<div>an example, kept</div>" in whole.content and "BSD licensed." in whole.content
+    source = BADGED_README.split("\n")
+    assert whole.start_line == source.index("# Project") + 1
+    assert whole.end_line == len(source) - 1
+    shown = whole.content.split("\n")
+    for offset, line in enumerate(shown[:-1]):  # each line is the file's line at that number, or blanked
+        original = source[whole.start_line - 1 + offset]
+        assert line == original or not line or line in original
+    focused = rendered(candidate, Tier.FOCUSED, 2000, engine.counter)
+    assert "Call `serve()`." in focused.content and "BSD licensed." in focused.content
+    assert "<p" not in focused.content and "<i>" not in focused.content
+
+
+def test_whole_readme_without_headings_is_readable(make_engine) -> None:
+    """Ensure that a README without headings (whole or nothing at every tier) is readable too."""
+    text = '<p align="center"><img src="logo.png"></p>\n\nJust a paragraph about serving.\n'
+    engine = make_engine({**CODE, "README.md": text})
+    (candidate,) = offer_of(CONTRIBUTOR, context(engine, {})).candidates
+    for tier in (Tier.OUTLINE, Tier.FULL):
+        r = rendered(candidate, tier, 500, engine.counter)
+        assert r.content == "Just a paragraph about serving.\n" and (r.start_line, r.end_line) == (3, 3)

@@ -36,6 +36,18 @@ def test_pygls_custom_requests(real_docs: LibraryDocs, counter: TokenCounter) ->
     assert result.sources[0].title in result.content
 
 
+def test_pygls_nonsense_topic_matches_nothing(real_docs: LibraryDocs) -> None:
+    """Ensure that a topic none of pygls's sections contains a word of returns no docs
+    (it used to return ~2,500 tokens of overview), with a note listing real topics."""
+    result = real_docs.docs("pygls", "qwxzzy blorf", TESTER_CAP)
+    assert result.matched is False
+    assert result.content == "" and result.tokens == 0 and result.sources == ()
+    assert "No section of pygls" in result.note and "'qwxzzy blorf'" in result.note
+    assert "pygls.lsp" in result.note and "Quickstart" in result.note
+    partly = real_docs.docs("pygls", "qwxzzy custom requests", TESTER_CAP)
+    assert partly.matched is True and "send_request" in partly.content
+
+
 def test_second_identical_call_is_a_cache_hit(real_docs: LibraryDocs) -> None:
     """Ensure that repeating a lookup is served from the cache with the same content."""
     first = real_docs.docs("pygls", "custom requests", TESTER_CAP)
@@ -182,11 +194,36 @@ def test_import_name_versus_distribution_name(fake_docs: LibraryDocs) -> None:
     assert [m.library for m in fake_docs.resolve("ba")] == ["bar-baz"]
 
 
-def test_topic_without_matches_falls_back_to_the_overview(fake_docs: LibraryDocs) -> None:
-    """Ensure that a topic nothing mentions says so and shows the overview instead of nothing."""
+def test_topic_without_matches_gives_no_docs_and_says_so(fake_docs: LibraryDocs) -> None:
+    """Ensure that a topic no section mentions gets no content (not the overview, which
+    would read as the answer), `matched` false, and a note naming the topics it covers."""
     result = fake_docs.docs("foo", "quantum chromodynamics", 2500)
-    assert result.content.startswith("No section of foo matches this topic")
-    assert "Foo frobnicates widgets quickly." in result.content
+    assert (result.content, result.tokens, result.sources, result.truncated) == ("", 0, (), False)
+    assert result.matched is False
+    assert result.note.startswith("No section of foo 1.0 matches the topic 'quantum chromodynamics'.")
+    assert "foo.widgets" in result.note and "Frobnication guide" in result.note
+    matched = fake_docs.docs("foo", "frobnicate widget", 2500)
+    assert matched.matched is True and matched.note == "" and matched.content
+
+
+def test_stop_words_only_topic_matches_nothing(fake_docs: LibraryDocs) -> None:
+    """Ensure that a topic made only of common words is no match either, and does not
+    share a cache entry with the topicless overview."""
+    result = fake_docs.docs("foo", "how to", 2500)
+    assert result.matched is False and result.content == ""
+    assert "has no words to search" in result.note
+    assert topic_key("how to") != topic_key("")
+
+
+def test_no_match_survives_the_cache_file(fake_site: Path, tmp_path: Path, counter: TokenCounter) -> None:
+    """Ensure that a stored no-match result comes back from the cache file as one."""
+    db = tmp_path / "docs.db"
+    first = LibraryDocs(None, counter, site_paths=[fake_site], cache_db=db)
+    miss = first.docs("foo", "quantum chromodynamics", 1000)
+    first.close()
+    hit = LibraryDocs(None, counter, site_paths=[fake_site], cache_db=db).docs("foo", "quantum chromodynamics", 1000)
+    assert hit.cache == "hit"
+    assert (hit.matched, hit.note, hit.content) == (False, miss.note, "")
 
 
 def test_corrupt_cache_db_still_works(fake_site: Path, tmp_path: Path, counter: TokenCounter) -> None:

@@ -12,6 +12,7 @@ from ctx_lsp.docs.ranking import (
     rank,
     relevant,
     select,
+    suggestions,
 )
 from ctx_lsp.docs.sections import DocSection, Kind, render
 from ctx_lsp.index.terms import query_terms
@@ -67,6 +68,27 @@ def test_overview_order(counter: TokenCounter) -> None:
         _section(counter, "guide.md", "x", kind=Kind.GUIDE),
     ]
     assert overview(sections) == [2, 3, 1, 0]
+
+
+def test_suggestions_are_public_modules_then_chapters(counter: TokenCounter) -> None:
+    """Ensure that the topics offered for a topic that matched nothing are the public
+    modules from the top down, then the docs' chapters (the first heading level with more
+    than one heading: a README's title is not a chapter), without part numbers."""
+    sections = [
+        _section(counter, "lib README", "intro", kind=Kind.README),
+        _section(counter, "lib README › Lib", "x", kind=Kind.README),
+        _section(counter, "lib README › Lib › Install", "x", kind=Kind.README),
+        _section(counter, "lib README › Lib › Usage (1/2)", "x", kind=Kind.README),
+        _section(counter, "lib README › Lib › Usage (2/2)", "x", kind=Kind.README),
+        _section(counter, "lib README › Lib › Usage › Deep", "x", kind=Kind.README),
+        _section(counter, "lib.sub", "x", kind=Kind.MODULE),
+        _section(counter, "lib", "x", kind=Kind.MODULE),
+        _section(counter, "lib._private", "x", kind=Kind.MODULE),
+        _section(counter, "lib.sub.Thing", "x", kind=Kind.CLASS),
+    ]
+    assert suggestions(sections) == ["lib", "lib.sub", "Install", "Usage"]
+    assert suggestions(sections, limit=3) == ["lib", "lib.sub", "Install"]
+    assert suggestions([]) == []
 
 
 def test_a_section_that_does_not_fit_is_skipped(counter: TokenCounter) -> None:

@@ -76,6 +76,30 @@ def test_badges_are_dropped() -> None:
     assert "Real text" in drafts[0].text
 
 
+def test_markdown_html_is_left_out_of_sections_and_titles() -> None:
+    """Ensure that a README's HTML (a centred logo, comments, heading anchors) is not in
+    its sections or their titles, while its prose and code are, at their source lines."""
+    drafts = _drafts(
+        """        <p align="center">
+          <img src="https://example.org/logo.svg" width="35%" alt="lib" />
+        </p>
+
+        Lib in one line.
+
+        ## Usage<a id="usage"></a>
+        <!-- begin-example -->
+        ```html
+        <p>kept: an example</p>
+        ```
+        """
+    )
+    assert [d.title for d in drafts] == ["lib README", "lib README › Usage"]
+    intro, usage = drafts
+    assert "<img" not in intro.text and "<p" not in intro.text and "Lib in one line." in intro.text
+    assert "<!--" not in usage.text and "<p>kept: an example</p>" in usage.text
+    assert usage.line == 7
+
+
 def test_rst_headings_follow_adornment_order() -> None:
     """Ensure that reStructuredText titles get levels from the order their styles appear,
     overlines included."""

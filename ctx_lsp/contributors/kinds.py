@@ -1,0 +1,68 @@
+"""Kinds of files a bundle treats specially, whichever contributor would offer them.
+
+Changelogs and release notes are written in the project's own words — every class and
+function the project has, named once per release — so they match almost any task text
+and rank high in the reference graph, while they say nothing about the code as it is. A
+bundle leaves them out unless the task is about them (`wants_changelog`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+__all__ = ["is_changelog", "wants_changelog"]
+
+PROSE_SUFFIXES = frozenset({"", ".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".rdoc"})
+"""A changelog is prose. `index/changes.py`, `history/` or `news.py` are code whatever
+their names say, so only these extensions (or none: `NEWS`, `CHANGES`) can be one."""
+
+_CHANGELOG_NAME = re.compile(
+    r"^(?:change[-_ ]?logs?|changes|history|news|releases?|release[-_ ]?notes|whats[-_ ]?new)(?:[-_. ].*)?$",
+    re.IGNORECASE,
+)
+"""`CHANGELOG.md`, `CHANGES.rst`, `HISTORY`, `NEWS.txt`, `RELEASE_NOTES.md`,
+`releases-2.x.md`, … but not `RELEASING.md` (how to release) or `newsletter.md`."""
+
+_CHANGELOG_DIRS = frozenset(
+    {
+        "changelog",
+        "changelog.d",
+        "changelogs",
+        "changes",
+        "newsfragments",
+        "news.d",
+        "release-notes",
+        "release_notes",
+        "releasenotes",
+        "releases",
+        "whatsnew",
+        "whats-new",
+        "whats_new",
+    }
+)
+"""Folders of release notes: Django's `docs/releases/`, CPython's `Doc/whatsnew/` and
+`Misc/NEWS.d/`, towncrier's `changelog.d/` and `newsfragments/`."""
+
+_CHANGELOG_WORDS = re.compile(
+    r"\b(?:change[- ]?logs?|changes|releases?|released|release[- ]notes|history|news"
+    r"|what[’']?s[- ]?new|versions?)\b",
+    re.IGNORECASE,
+)
+"""The words that make a task about changelogs. Whole words only (`version_info` or
+`getVersion` name code, not releases); "change"/"changed" are left out because "change
+the parser" is how tasks are phrased. A query matching by accident only lets changelogs
+compete again on their ranking, as they always did."""
+
+
+def is_changelog(path: str) -> bool:
+    """Whether a workspace-relative path (with `/`) is a changelog or release notes."""
+    directory, name = posixpath.split(path.lower())
+    if posixpath.splitext(name)[1] not in PROSE_SUFFIXES:
+        return False
+    return bool(_CHANGELOG_NAME.match(name)) or any(part in _CHANGELOG_DIRS for part in directory.split("/"))
+
+
+def wants_changelog(query: str) -> bool:
+    """Whether the task text asks about changes, releases or versions."""
+    return bool(_CHANGELOG_WORDS.search(query))
