@@ -183,7 +183,7 @@ def fill(
 
     if offer.strategy == Strategy.BREADTH:
         _depth_first(fresh, allocation, pricer, placed, place)
-        _breadth(fresh, allocation, pricer, placed, place, taken)
+        _breadth(fresh, allocation, pricer, placed, place, taken, stretch)
     for c in fresh:
         if c.path in taken:
             continue
@@ -225,7 +225,13 @@ def _depth_first(fresh: list[Candidate], allocation: int, pricer: Pricer, placed
 
 
 def _breadth(
-    fresh: list[Candidate], allocation: int, pricer: Pricer, placed: list[Placed], place, taken: dict[str, str]
+    fresh: list[Candidate],
+    allocation: int,
+    pricer: Pricer,
+    placed: list[Placed],
+    place,
+    taken: dict[str, str],
+    stretch: bool,
 ) -> None:
     """Skeletons (each file's most relevant definitions) of as many candidates as fit in
     BREADTH_SHARE of the allocation; then the best ones grow in rounds, best first in each:
@@ -252,7 +258,7 @@ def _breadth(
             if limit is not None:
                 room = min(room, limit + p.cost - p.rendering.tokens)  # limit on content, plus overhead
             better = best_fit(p.candidate, room, pricer, richest)
-            if richest is None and (better.tier if better else p.tier) < p.candidate.tier:
+            if stretch and richest is None and (better.tier if better else p.tier) < p.candidate.tier:
                 partial = cut_fit(p.candidate, room, pricer, p.candidate.tier)  # some bodies, if not all
                 if partial is not None and (better is None or partial.cost > better.cost):
                     better = partial

@@ -35,6 +35,9 @@ from ctx_lsp.vocabulary import (
     Tier,
 )
 
+IDLE_TOLERANCE = 0.03
+"""Idle budget below 3 % is not worth another fill (each costs a re-render of a
+contributor's candidates): bundles use at least 95 % when anything is left out."""
 SURPLUS_DONOR_MAX_USE = 0.30
 """Contributors using < 30 % of their allocation donate the rest (DESIGN, pass 4)."""
 SURPLUS_RECIPIENT_MIN_USE = 0.80
@@ -207,7 +210,7 @@ def assemble(
     for last_pricer in (pricer, uncapped):
         for name in order:
             s = states[name]
-            if pool <= 0 or name in reserved or _satisfied(s, taken):
+            if pool < IDLE_TOLERANCE * budget or name in reserved or _satisfied(s, taken):
                 continue
             before, previous = s.used, s.placed
             for p in previous:
