@@ -13,6 +13,7 @@ says what was done, not what might have been.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -30,7 +31,7 @@ from ctx_lsp.relevance import (
     MIN_DEPTH_TOKENS,
     SKELETON_TOKENS,
 )
-from ctx_lsp.tokens import TokenCounter
+from ctx_lsp.tokens import ELLIPSIS, TokenCounter
 from ctx_lsp.vocabulary import Candidate, Decision, Format, LineRange, Offer, Rendering, Section, Strategy, Tier
 
 SECTION_JOIN_SLACK = 2
@@ -93,6 +94,20 @@ class Pricer:
         return r.tokens + self._overhead[key]
 
 
+GUTTER = re.compile(r"^\s*\d*│ ?")
+"""A rendered line's line-number gutter (`12│ `)."""
+
+
+def shows_something(r: Rendering) -> bool:
+    """Whether a rendering shows anything but markers (`… 2 more lines`): a section that
+    only says what it left out is noise, not context."""
+    for line in r.content.splitlines():
+        text = GUTTER.sub("", line, count=1).strip()
+        if text and not text.startswith(ELLIPSIS):
+            return True
+    return False
+
+
 def tiers_down(c: Candidate) -> list[Tier]:
     return [Tier(t) for t in range(int(c.tier), int(c.min_tier) - 1, -1)]
 
@@ -103,7 +118,7 @@ def best_fit(c: Candidate, room: int, pricer: Pricer, richest: Tier | None = Non
         if richest is not None and tier > richest:
             continue
         r = c.render(tier, pricer.caps[tier])
-        if not r.content:
+        if not shows_something(r):
             continue
         cost = pricer.cost(c, r)
         if cost <= room:
@@ -123,7 +138,7 @@ def cut_fit(c: Candidate, room: int, pricer: Pricer, tier: Tier | None = None) -
     if cap < MIN_CUT_SECTION_TOKENS:
         return None
     r = c.render(tier, cap)
-    if not r.content:
+    if not shows_something(r):
         return None
     cost = pricer.cost(c, r)
     return Placed(c, r, cost, Placement.CUT) if cost <= room else None
@@ -132,7 +147,7 @@ def cut_fit(c: Candidate, room: int, pricer: Pricer, tier: Tier | None = None) -
 def _skeleton_fit(c: Candidate, room: int, pricer: Pricer) -> Placed | None:
     """The candidate's outline at skeleton size (or less, if that is all the room)."""
     r = c.render(c.min_tier, SKELETON_TOKENS)
-    if not r.content:
+    if not shows_something(r):
         return None
     cost = pricer.cost(c, r)
     how = Placement.FIT if c.tier == c.min_tier and not r.truncated else Placement.BREADTH
