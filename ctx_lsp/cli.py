@@ -50,7 +50,13 @@ def _parser() -> argparse.ArgumentParser:
     outline.add_argument("--tier", type=int, choices=[1, 2, 3], default=1)
     outline.add_argument("--workspace", type=Path, help="workspace root (default: nearest project root)")
 
-    bundle = sub.add_parser("bundle", help="assemble a context bundle for a query")
+    bundle = sub.add_parser(
+        "bundle",
+        help="assemble a context bundle for a query",
+        description="Assemble a budgeted context bundle for a task.",
+        epilog=bundle_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     bundle.add_argument("--workspace", type=Path, default=Path("."), help="workspace root (default: .)")
     bundle.add_argument("--query", default="", help="the task, in words and identifiers")
     bundle.add_argument("--agent", default="default", help="agent name (sets tier and budget defaults)")
@@ -95,7 +101,11 @@ def _parser() -> argparse.ArgumentParser:
     bundle.add_argument(
         "--explain", action="store_true", help="after the bundle, print on stderr why each candidate went in or out"
     )
-    docs = sub.add_parser("docs", help="library docs on a topic (offline, Context7-style)")
+    docs = sub.add_parser(
+        "docs",
+        help="library docs on a topic (offline, Context7-style)",
+        epilog="exit status: 0 docs found, 1 nothing matched the topic (topics that would are on stderr), 2 error",
+    )
     docs.add_argument("library")
     docs.add_argument("--topic", help="what you need from the library (required unless allowed in config)")
     docs.add_argument("--agent", default="default", help="whose docs cap applies")
@@ -114,6 +124,36 @@ def _parser() -> argparse.ArgumentParser:
     window.add_argument("--utilization", help="low, medium or full (default), with --model")
     window.add_argument("--summary")
     return parser
+
+
+TIER_WORDS = {1: "outlines", 2: "outlines + bodies that matter", 3: "whole files"}
+
+
+def bundle_epilog() -> str:
+    """The agent table and how to get code bodies, from the built-in configuration (a
+    workspace's config may change them; `ctx-lsp status` shows its sources)."""
+    from ctx_lsp.config import Config
+
+    rows = [f"  {'agent':<12} {'tier':<34} {'budget':>7} {'docs cap':>9}"]
+    for name, agent in Config().agents.items():
+        rows.append(
+            f"  {name:<12} {f'{agent.tier} ({TIER_WORDS[agent.tier]})':<34} {agent.budget:>7} {agent.docs_cap:>9}"
+        )
+    return "\n".join(
+        [
+            "agents (--agent NAME; any other name gets the default row):",
+            *rows,
+            "",
+            "getting code bodies, not only outlines:",
+            "  with only --query, the best few files show the bodies of the symbols the task",
+            "  names (tier 2), the rest are outlines so that many files fit;",
+            "  --open PATH        a file you work on: shown whole if small, else outlined with the",
+            "                     bodies of the symbols the task names;",
+            "  --focus PATH:LINE  the cursor: that symbol, its callers and callees in full;",
+            "  --tier 3           working files whole when they fit (up to 80 % of the budget);",
+            "  ctx-lsp outline FILE --tier 3   one file whole.",
+        ]
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -390,13 +430,16 @@ def _docs(args: argparse.Namespace) -> int:
     result = engine.docs(request.library, request.topic, request.agent, request.max_tokens)
     if args.format == "json":
         print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
-    else:
+    elif result.matched:
         print(result.content)
         print(
             f"-- {result.library} {result.version}: {result.tokens}/{result.cap} tokens, cache {result.cache}, "
             f"{result.elapsed_ms:.1f} ms" + (" (truncated)" if result.truncated else ""),
             file=sys.stderr,
         )
+    if not result.matched:  # like grep: a script must not take "no docs" for docs
+        print(f"ctx-lsp: {result.note}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -423,5 +466,19 @@ def _window(args: argparse.Namespace) -> int:
     }
     request = parse_window({k: v for k, v in params.items() if v is not None})
     engine = Engine([Path(".").resolve()], {"index": {"watch": False}})
-    print(json.dumps(to_wire(engine.window(request)), indent=2, ensure_ascii=False))
+    result = engine.window(request)
+    print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
+    meta = result.metadata
+    if meta.elided_tool_results or meta.cut_tool_results or meta.cut_user_message:
+        shrunk = [
+            f"{meta.elided_tool_results} tool results elided" if meta.elided_tool_results else "",
+            f"{meta.cut_tool_results} cut head and tail" if meta.cut_tool_results else "",
+            "the newest user message cut" if meta.cut_user_message else "",
+            f"{len(result.dropped)} messages dropped" if result.dropped else "",
+        ]
+        print(
+            f"ctx-lsp: warning: to fit {meta.max_input_tokens:,} tokens the newest turns were shortened: "
+            f"{', '.join(part for part in shrunk if part)} (see notes)",
+            file=sys.stderr,
+        )
     return 0

@@ -138,6 +138,9 @@ MAX_TASK_SYMBOLS = 3
 the task names (issue 9: `--open` alone showed no bodies, even at 32K)."""
 TASK_SYMBOL_MIN_RELATIVE_SCORE = 0.5
 """…those scoring at least half the file's best hit: weak matches stay in the outline."""
+NEIGHBOUR_RANK = 2.0
+"""Definition rank given to the callers and callees (in other files) of the working files'
+symbols that matter: above any graph rank, so an outline of their file keeps them first."""
 WHOLE_WORKING_MAX_SHARE = 0.8
 """Working files asked for whole (tier 3) may take up to this share of the budget, above
 their policy's max share, when that is what showing them whole takes."""

@@ -64,3 +64,58 @@ def test_bad_flags_are_refused_with_the_fix(sample_workspace: Path, capsys) -> N
     assert "--focus" in capsys.readouterr().err
     assert main(["status", str(sample_workspace / "missing")]) == 2
     assert "is not a directory" in capsys.readouterr().err
+
+
+def long_turn_file(tmp_path: Path, calls: int = 24) -> Path:
+    """A JSON file of one user message and `calls` tool calls with their results."""
+    code = "def parse_line(line):\n    return line.rstrip()\n" * 20
+    msgs: list[dict] = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Fix the CRLF bug."}]
+    for k in range(calls):
+        call = {"id": f"call_{k}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+        msgs += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"call_{k}", "content": code},
+        ]
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps(msgs))
+    return path
+
+
+def test_window_fits_a_long_turn_and_warns_on_stderr(tmp_path: Path, capsys) -> None:
+    """Ensure that `window FILE --budget N` on one long turn prints a window within N
+    tokens (every returned message counted) and one warning line saying what was elided."""
+    from ctx_lsp.history.messages import message_tokens
+    from ctx_lsp.tokens import counter_for
+
+    assert main(["window", str(long_turn_file(tmp_path)), "--budget", "1500"]) == 0
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    counter = counter_for()
+    assert sum(message_tokens(m, counter) for m in result["messages"]) == result["metadata"]["input_tokens_used"]
+    assert result["metadata"]["input_tokens_used"] <= 1500
+    assert result["metadata"]["elided_tool_results"] > 0
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ctx-lsp: warning: to fit 1,500 tokens")
+    assert f"{result['metadata']['elided_tool_results']} tool results elided" in lines[0]
+
+
+def test_window_that_fits_prints_no_warning(tmp_path: Path, capsys) -> None:
+    """Ensure that nothing is printed on stderr when the conversation fits whole."""
+    assert main(["window", str(long_turn_file(tmp_path, calls=2)), "--budget", "4000"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["metadata"]["elided_tool_results"] == 0 and err == ""
+
+
+def test_bundle_with_a_long_turn_answers_and_shows_the_conversation(
+    sample_workspace: Path, tmp_path: Path, capsys
+) -> None:
+    """Ensure that `bundle --messages` with one long turn at a small budget is answered,
+    within budget, with the conversation in the printed text."""
+    conv = long_turn_file(tmp_path)
+    args = ["bundle", "--workspace", str(sample_workspace), "--messages", str(conv), "--budget", "1200"]
+    assert main([*args, "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["total_tokens"] <= 1200 and "## Conversation" in result["text"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "### user\nFix the CRLF bug." in out

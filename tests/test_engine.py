@@ -13,6 +13,7 @@ from ctx_lsp.engine import BundleRequest, Engine, Focus
 from ctx_lsp.errors import InvalidParam
 from ctx_lsp.tokens import counter_for
 from tests.conftest import write_tree
+from tests.history.test_elision import agent_conversations
 
 
 def code_sections(result):
@@ -194,3 +195,110 @@ def test_a_file_deleted_since_indexing_is_left_out_with_a_warning(sample_workspa
         assert any(w.startswith("pkg/bundle.py left out:") for w in result.snapshot.warnings)
     finally:
         engine.close()
+
+
+# --- a conversation in the bundle --------------------------------------------------------
+
+LOG = "".join(f"tests/test_bundle.py::test_case_{i} PASSED\n" for i in range(1500))
+
+
+def trajectory(calls: int = 24, system_text: str = "You are a coding agent. Use the tools.") -> tuple[dict, ...]:
+    """One user message, then `calls` tool calls and results (one long turn), the last a
+    huge test log: the usual shape of a coding agent's context."""
+    code = "def assemble_bundle(budget):\n    used = 0\n    return used\n"
+    msgs = [{"role": "system", "content": system_text}, {"role": "user", "content": "Make the bundle respect budget."}]
+    for k in range(calls):
+        name = "run_tests" if k == calls - 1 else "read_file"
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": f"Step {k}.",
+                "tool_calls": [{"id": f"call_{k}", "type": "function", "function": {"name": name, "arguments": "{}"}}],
+            }
+        )
+        msgs.append({"role": "tool", "tool_call_id": f"call_{k}", "content": LOG if name == "run_tests" else code * 12})
+    return tuple(msgs)
+
+
+def assert_paired(messages) -> None:
+    calls = {c["id"] for m in messages for c in m.get("tool_calls") or ()}
+    results = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
+    assert calls == results
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "xml"])
+def test_a_long_trajectory_at_a_small_budget_is_windowed_and_shown_in_the_text(engine: Engine, fmt: str) -> None:
+    """Ensure that a bundle with one long agent turn at a small budget answers (no refusal),
+    that its text shows the windowed conversation (newest call, elided results) as its last
+    part, and that total_tokens is the real count of that text, within the budget."""
+    request = BundleRequest(query="assemble bundle", budget=2000, messages=trajectory(), format=fmt)
+    result = engine.bundle(request)
+    counter = counter_for()
+    assert counter.count(result.text) == result.total_tokens <= 2000
+    assert result.snapshot.total_used == result.total_tokens
+    if fmt == "markdown":
+        conversation = result.text[result.text.index("## Conversation") :]
+        assert "### tool result: run_tests (call_23)" in conversation
+    else:
+        conversation = result.text[result.text.index("<conversation>") :]
+        assert result.text.endswith("</conversation>\n</context>\n")
+        assert 'tool_call_id="call_23"' in conversation
+    assert "Make the bundle respect budget." in conversation
+    assert "[tool result elided to fit the context budget:" in conversation
+    assert result.messages[0]["role"] == "system" and result.messages[1]["role"] == "user"
+    assert result.messages[-1]["tool_call_id"] == "call_23"
+    assert_paired(result.messages)
+    assert any("tool results elided (oldest first" in w for w in result.snapshot.warnings)
+    history = next(c for c in result.snapshot.contributions if c.contributor == "conversation_history")
+    assert history.used > 0
+
+
+def test_bundle_fits_with_a_conversation_at_any_budget(engine: Engine) -> None:
+    """Ensure that, from tiny to large budgets, a bundle with a long trajectory never passes
+    its budget (real count of the text, conversation included) and keeps calls paired."""
+    counter = counter_for()
+    for budget in (120, 400, 1000, 4000, 16_000):
+        result = engine.bundle(BundleRequest(query="count tokens", budget=budget, messages=trajectory()))
+        assert counter.count(result.text) == result.total_tokens <= budget, budget
+        assert_paired(result.messages)
+
+
+def test_system_messages_over_the_share_but_within_the_budget_are_given_room(engine: Engine) -> None:
+    """Ensure that a system prompt bigger than the conversation's share, but within the
+    budget, is answered: the conversation gets more than its share, with a warning."""
+    rules = "Rules:\n" + "- follow the project style guide closely\n" * 40
+    result = engine.bundle(BundleRequest(budget=2000, messages=trajectory(system_text=rules)))
+    assert counter_for().count(result.text) == result.total_tokens <= 2000
+    assert result.messages[0]["content"] == rules
+    assert any("over its" in w and "share" in w for w in result.snapshot.warnings)
+
+
+def test_system_messages_alone_over_the_budget_are_refused_naming_messages(engine: Engine) -> None:
+    """Ensure that the one refusal left is system messages alone over the whole budget:
+    InvalidParam on messages, saying by how much to shorten them."""
+    with pytest.raises(InvalidParam, match="^messages: the system messages alone take") as info:
+        engine.bundle(BundleRequest(budget=500, messages=trajectory(system_text="rule " * 800)))
+    assert info.value.field == "messages" and "shorten the system prompt" in str(info.value)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    messages=agent_conversations(),
+    budget=st.integers(1, 400) | st.integers(400, 12_000),
+    fmt=st.sampled_from(["markdown", "xml"]),
+    profile=st.sampled_from(["balanced", "conversation-first", "token-efficient"]),
+)
+def test_bundles_with_any_conversation_fit_their_budget(engine: Engine, messages, budget, fmt, profile) -> None:
+    """Ensure that for any agent session, budget, format and profile, a bundle either fits
+    (real count of its text, conversation included, equals total_tokens and is within the
+    budget; calls paired) or is refused only because the system messages alone do not fit."""
+    request = BundleRequest(
+        query="assemble bundle", budget=budget, messages=tuple(messages), format=fmt, profile=profile
+    )
+    try:
+        result = engine.bundle(request)
+    except InvalidParam as err:
+        assert err.field == "messages" and "the system messages alone take" in str(err)
+        return
+    assert counter_for().count(result.text) == result.total_tokens <= budget
+    assert_paired(result.messages)

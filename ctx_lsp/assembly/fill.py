@@ -279,7 +279,8 @@ def _breadth(
                     better = partial
             if better is None:
                 better = cut_fit(p.candidate, room, pricer)
-            if better is not None and better.cost > p.cost and better.tier >= p.tier:
+            grows = better is not None and (better.cost > p.cost or (better.tier > p.tier and better.cost >= p.cost))
+            if better is not None and grows and better.tier >= p.tier:
                 if p.how == Placement.DEPTH and better.tier == Tier.FOCUSED:
                     better = replace(better, how=Placement.DEPTH)
                 placed[i] = better

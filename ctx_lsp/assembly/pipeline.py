@@ -6,8 +6,9 @@ with what share?" — read this module top to bottom, then the contributor that 
 2. **Shared inputs** (`prepare`): the working files, the reference graph ranked towards
    them and the query's identifiers, and the search ranking of files — each computed
    once and read by every contributor that needs it.
-3. **Conversation** (`window_conversation`): windowed at turn boundaries into the share
-   pass 3 would give it (asked of the orchestrator), and reserved out of the budget.
+3. **Conversation** (`window_conversation`): windowed into the share pass 3 would give it
+   (asked of the orchestrator), shrinking a long newest turn from the inside, and rendered
+   as the text's last part; its real tokens in the text are reserved out of the budget.
 4. **Offers** (`collect_offers`): every registered contributor offers candidates with a
    salience and a reason. One that fails becomes a warning; the bundle still answers.
 5. **Assembly**: the orchestrator's five passes fit the offers into the budget.
@@ -20,19 +21,21 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ctx_lsp.assembly.adjustments import Signals
 from ctx_lsp.assembly.budget import BudgetPlan, plan_budget
 from ctx_lsp.assembly.orchestrator import Outcome, assemble, reserved_allocation
+from ctx_lsp.assembly.render import render, render_conversation, with_conversation
 from ctx_lsp.config import AgentConfig, Config, WindowTypeConfig
 from ctx_lsp.contributors.base import AssemblyContext, RenderCache
 from ctx_lsp.contributors.registry import CONTRIBUTORS
 from ctx_lsp.contributors.retrieval import retrieve, top_hit_ratio
-from ctx_lsp.contributors.working_files import resolve_working_files
+from ctx_lsp.contributors.working_files import call_neighbours, resolve_working_files
 from ctx_lsp.docs.library import LibraryDocs
 from ctx_lsp.errors import CtxError, InvalidParam
-from ctx_lsp.history.windowing import WindowResult, window_messages
+from ctx_lsp.history.messages import message_tokens
+from ctx_lsp.history.windowing import WindowError, WindowResult, essential_messages, window_messages
 from ctx_lsp.index.graph import ReferenceGraph
 from ctx_lsp.index.search import SearchIndex
 from ctx_lsp.index.terms import identifiers
@@ -51,6 +54,23 @@ from ctx_lsp.vocabulary import (
 log = logging.getLogger(__name__)
 
 HISTORY = ContributorName.CONVERSATION_HISTORY
+
+CONVERSATION_JOIN_TOKENS = 2
+"""Tokens of the blank line joining the conversation to the sections (merges vary by one)."""
+
+CONVERSATION_RENDER_FITS = 6
+"""Windowings tried to bring the rendered conversation within its room. The window counts
+messages, the text shows them with headings and fences, so the first try is over by about
+that framing; each retry shrinks the window by the overshoot, and two or three suffice."""
+
+CONVERSATION_GROW_MIN_TOKENS = 32
+"""Idle tokens worth re-windowing a shortened conversation for (less would not show one
+more message)."""
+
+SECTIONS_FITS = 3
+"""Assemblies tried to fit the sections next to the conversation: if the sections' text
+plus the conversation is over (token merges at the join), the next assembly reserves the
+overshoot too."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,32 +135,21 @@ def build(request: BundleRequest, policy: Policy, sources: Sources) -> Built:
     """Steps 2–6 (the index must be ready)."""
     started = time.perf_counter()
     ctx = prepare(request, policy, sources)
-    windowed = window_conversation(request, policy, sources.counter, ctx.warnings)
-    reserved = {HISTORY.value: windowed.metadata.input_tokens_used} if windowed else {}
-    offers = collect_offers(ctx)
     title = f"Context for: {request.query.strip()}" if request.query.strip() else "Context"
-    outcome = assemble(
-        offers,
-        policy.window_type,
-        policy.profile,
-        sources.config.weights,
-        policy.budget.total,
-        sources.counter,
-        title,
-        request.format,
-        signals_of(ctx),
-        reserved,
-    )
+    conversation = window_conversation(request, policy, sources.counter, ctx.warnings, title)
+    offers = collect_offers(ctx)
+    outcome, conversation, text, total = assemble_with(conversation, offers, request, policy, sources, ctx, title)
+    if conversation:
+        ctx.warnings.extend(f"conversation: {n}" for n in conversation.window.notes)
     if not outcome.sections:
         ctx.warnings.append("nothing to show: give a query, open files, or a larger budget")
-    total = outcome.total_tokens + reserved.get(HISTORY.value, 0)
     result = BundleResult(
         sections=tuple(outcome.sections),
-        text=outcome.text,
+        text=text,
         total_tokens=total,
         budget=policy.budget.total,
         snapshot=snapshot_of(outcome, policy, total, sources.counter.name, ctx.warnings),
-        messages=windowed.messages if windowed else (),
+        messages=conversation.window.messages if conversation else (),
     )
     elapsed_ms = (time.perf_counter() - started) * 1000
     log.debug("bundle in %.1f ms", elapsed_ms)
@@ -148,7 +157,7 @@ def build(request: BundleRequest, policy: Policy, sources: Sources) -> Built:
         query=request.query,
         agent=request.agent,
         budget=policy.budget.total,
-        total_tokens=outcome.total_tokens,
+        total_tokens=total,
         elapsed_ms=round(elapsed_ms, 1),
         candidates=tuple(sorted(outcome.decisions, key=lambda d: (not d.included, -d.rank, d.id))),
     )
@@ -179,31 +188,173 @@ def prepare(request: BundleRequest, policy: Policy, sources: Sources) -> Assembl
     personal = {w.entry.abs_path: w.salience for w in ctx.working}
     ctx.rank = sources.graph.rank(personal, ctx.mentioned, definition_files=0)
     ctx.ranked = retrieve(ctx)
+    ctx.neighbours = call_neighbours(ctx)
     return ctx
 
 
+@dataclass(frozen=True, slots=True)
+class WindowedConversation:
+    """The windowed conversation of a bundle, and how it shows in the bundle's text."""
+
+    window: WindowResult
+    text: str
+    """The rendered messages: the last part of the bundle's `text`."""
+    tokens: int
+    """Real count of `text`."""
+    room: int
+    """The most it may take in the text: the budget less the text's heading and the join."""
+    system_tokens: int
+    costs: dict[int, int]
+    """Message costs counted so far, kept for windowing the same messages again."""
+
+
 def window_conversation(
-    request: BundleRequest, policy: Policy, counter: TokenCounter, warnings: list[str]
-) -> WindowResult | None:
+    request: BundleRequest, policy: Policy, counter: TokenCounter, warnings: list[str], title: str
+) -> WindowedConversation | None:
     """Step 3: the conversation, windowed into its pass-3 share among the contributors
-    taking part. Its tokens are reserved: the rest of the bundle gets what is left."""
+    taking part, with the same rules as ctx/window (a long newest turn is shrunk from the
+    inside, never refused), and rendered for the bundle's text within that share.
+
+    The share grows, up to the whole budget less the text's heading, when the system
+    messages and the newest user message need more. The only refusal is system messages
+    that alone do not fit the budget: `WindowError`, an `InvalidParam` on `messages`.
+    """
     if not request.messages:
         return None
     taking_part = {HISTORY.value, *(c.name.value for c in CONTRIBUTORS if c.applies(request))}
-    share = reserved_allocation(policy.window_type, taking_part, HISTORY.value, policy.budget.total)
+    budget = policy.budget.total
+    share = reserved_allocation(policy.window_type, taking_part, HISTORY.value, budget)
     if not share:
         warnings.append(f"messages ignored: conversation_history is inactive in {policy.profile}")
         return None
-    windowed = window_messages(list(request.messages), share, counter, summary=request.summary)
-    if windowed.metadata.input_tokens_used > policy.budget.total:
-        raise InvalidParam(
-            "messages",
-            f"the system messages and last turns need {windowed.metadata.input_tokens_used} "
-            f"tokens, more than the whole budget ({policy.budget.total})",
-            "raise the budget, or send fewer or shorter messages",
+    fmt = request.format
+    essential = essential_messages(request.messages)
+    system = [m for m in essential if m["role"] == "system"]
+    system_tokens = sum(message_tokens(m, counter) for m in system)
+    if system_tokens > budget:
+        raise WindowError(system_tokens, budget, "bundle budget")
+    room = budget - counter.count(render([], title, fmt)) - CONVERSATION_JOIN_TOKENS
+    system_text = counter.count(render_conversation(system, fmt))
+    if system_text > room:
+        raise WindowError(system_text, room, f"room the {budget:,}-token bundle budget leaves after its heading")
+    floor = counter.count(render_conversation(essential, fmt))
+    limit = min(room, max(share, floor))
+    if limit > share:
+        warnings.append(
+            f"conversation: given {limit:,} tokens, over its {share:,}-token share, so that the system "
+            "messages and the newest user message fit"
         )
-    warnings.extend(f"conversation: {n}" for n in windowed.notes)
-    return windowed
+    return fit_conversation(request, limit, room, system_tokens, counter, {})
+
+
+def fit_conversation(
+    request: BundleRequest, limit: int, room: int, system_tokens: int, counter: TokenCounter, costs: dict[int, int]
+) -> WindowedConversation:
+    """The window whose rendering takes at most `limit` tokens of the text.
+
+    The window counts messages; the text adds headings and fences. So window at `limit`,
+    render, and shrink the window's budget by the overshoot until the rendering fits. The
+    system messages alone always fit (`window_conversation` checked), which ends it."""
+    messages = list(request.messages)
+    target = limit
+    for _ in range(CONVERSATION_RENDER_FITS):
+        windowed = window_messages(
+            messages, max(target, system_tokens, 1), counter, summary=request.summary, costs=costs
+        )
+        text = render_conversation(windowed.messages, request.format)
+        tokens = counter.count(text)
+        if tokens <= limit or target <= system_tokens:
+            break
+        target -= tokens - limit
+    if tokens > limit:  # not reached in practice: left with the system messages alone
+        windowed = window_messages(messages, max(system_tokens, 1), counter, costs=costs)
+        text = render_conversation(windowed.messages, request.format)
+        tokens = counter.count(text)
+    return WindowedConversation(windowed, text, tokens, room, system_tokens, costs)
+
+
+def assemble_with(
+    conversation: WindowedConversation | None,
+    offers: dict[str, Offer],
+    request: BundleRequest,
+    policy: Policy,
+    sources: Sources,
+    ctx: AssemblyContext,
+    title: str,
+) -> tuple[Outcome, WindowedConversation | None, str, int]:
+    """Step 5: the orchestrator's passes over what the conversation left, then the text
+    with the conversation as its last part. Returns the outcome, the conversation as
+    shown, the text and its real count, which never exceeds the budget.
+
+    A conversation that had to be shortened gets what the sections left unused (a small
+    workspace, say): the same surplus rule as pass 4, done here because its tokens are
+    spent outside the orchestrator's text."""
+    budget = policy.budget.total
+    counter = sources.counter
+
+    def run(reserved: dict[str, int]) -> Outcome:
+        return assemble(
+            offers,
+            policy.window_type,
+            policy.profile,
+            sources.config.weights,
+            budget,
+            counter,
+            title,
+            request.format,
+            signals_of(ctx),
+            reserved,
+        )
+
+    if conversation is None:
+        outcome = run({})
+        return outcome, None, outcome.text, outcome.total_tokens
+    reserved = conversation.tokens + CONVERSATION_JOIN_TOKENS
+    for _ in range(SECTIONS_FITS):
+        outcome = run({HISTORY.value: reserved})
+        text = with_conversation(outcome.text, conversation.text, request.format)
+        total = counter.count(text)
+        if total <= budget:
+            break
+        reserved += total - budget
+    else:  # not reached in practice: the sections' text would not shrink next to the conversation
+        ctx.warnings.append("sections left out: the conversation takes the whole budget")
+        outcome.sections.clear()
+        outcome.text = ""
+        text = with_conversation("", conversation.text, request.format)
+        total = counter.count(text)
+    idle = budget - total
+    if idle >= CONVERSATION_GROW_MIN_TOKENS and _shortened(conversation.window):
+        limit = min(conversation.room, conversation.tokens + idle - CONVERSATION_JOIN_TOKENS)
+        for _ in range(SECTIONS_FITS):
+            grown = fit_conversation(
+                request, limit, conversation.room, conversation.system_tokens, counter, conversation.costs
+            )
+            grown_text = with_conversation(outcome.text, grown.text, request.format)
+            grown_total = counter.count(grown_text)
+            if grown_total <= budget:
+                break
+            limit -= grown_total - budget
+        if grown_total <= budget and grown.tokens > conversation.tokens:
+            gained = grown.tokens - conversation.tokens
+            outcome.reallocations.append(
+                f"{HISTORY.value} received {gained} idle tokens (used {conversation.tokens} → {grown.tokens})"
+            )
+            outcome.contributions[:] = [
+                replace(c, allocated=c.allocated + gained, used=c.used + gained)
+                if c.contributor == HISTORY.value
+                else c
+                for c in outcome.contributions
+            ]
+            conversation, text, total = grown, grown_text, grown_total
+    return outcome, conversation, text, total
+
+
+def _shortened(window: WindowResult) -> bool:
+    """Whether more room would show more of the conversation: messages were dropped (or
+    orphans, which no room brings back, so a wasted retry at worst) or shortened."""
+    meta = window.metadata
+    return bool(window.dropped or meta.elided_tool_results or meta.cut_tool_results or meta.cut_user_message)
 
 
 def collect_offers(ctx: AssemblyContext) -> dict[str, Offer]:

@@ -103,8 +103,10 @@ class OutlineRenderer:
         if not rows:  # a script of bare statements: no outline to show, so like text
             return _whole_or_nothing(self.text, outline, tier, counter, cap)
         if tier == Tier.FOCUSED and self.focus:
-            # Over the cap, shed the later (less relevant) bodies before folding the outline:
-            # every signature of the file tells an agent more than a third focused body.
+            # Over the cap, shed bodies before folding the outline: every signature of the
+            # file tells an agent more than one more body. The biggest goes first (a
+            # 300-line constructor crowds out three short methods the task names), ties
+            # by relevance, the least relevant first.
             wanted = self.focus
             while True:
                 focused = self._focused.get(wanted)
@@ -113,8 +115,14 @@ class OutlineRenderer:
                 result = self._fit(*focused, tier, cap)
                 if not result.truncated or len(wanted) <= 1:
                     return result
-                wanted = wanted[: len(wanted) // 2]
+                wanted = self._without_biggest(wanted)
         return self._fit(rows, units, tier, cap)
+
+    def _without_biggest(self, wanted: tuple[str, ...]) -> tuple[str, ...]:
+        """`wanted` less its longest body (in lines; the later one on a tie)."""
+        size = {s.qualname: s.end_line - s.start_line for s in self.outline.symbols}
+        drop = max(reversed(range(len(wanted))), key=lambda i: size.get(wanted[i], 0))
+        return wanted[:drop] + wanted[drop + 1 :]
 
     def _split(self) -> list[str]:
         if self._lines is None:
@@ -202,7 +210,7 @@ class _PrefixCosts:
         self.renderer, self.units, self.order = renderer, units, order
         self.rows_of: dict[int, list[tuple[int, str]]] = {}
         for row in rows:
-            compact = row.short and units[row.unit].key[0] != KEY_FOCUS
+            compact = row.short and (units[row.unit].key[0] != KEY_FOCUS or len(row.text) > FOCUS_SIGNATURE_MAX_CHARS)
             self.rows_of.setdefault(row.unit, []).append((row.line, row.short if compact else row.text))
         self.parents = {u.parent for u in units if u.definition and u.parent >= 0}
         self.kept: set[int] = set()
@@ -264,6 +272,9 @@ def _cut_rendering(
     )
 
 
+FOCUS_SIGNATURE_MAX_CHARS = 200
+"""A pruned outline shows the request's own symbols with their whole signature, unless it
+is longer than this (a constructor with twenty parameters): then short, like the rest."""
 ESTIMATE_SLACK_TOKENS = 16
 """Row-by-row counts may differ from the joined text's by a few tokens: within this of
 the cap, count exactly before deciding an outline needs pruning."""
@@ -333,7 +344,8 @@ def _pruned(rows: Sequence[Row], units: Sequence[Unit], kept: set[int], noun: st
     last_row_of: dict[int, int] = {}  # unit -> index in `out` of its last outline row
     for row in rows:
         if row.unit in kept:
-            out.append(row._replace(text=row.short) if row.short and row.unit in compact else row)
+            shorten = row.short and (row.unit in compact or len(row.text) > FOCUS_SIGNATURE_MAX_CHARS)
+            out.append(row._replace(text=row.short) if shorten else row)
             if not row.source:
                 last_row_of[row.unit] = len(out) - 1
     for unit, count in hidden_under.items():

@@ -23,6 +23,7 @@ from ctx_lsp.errors import CtxError
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.search import SearchHit, SearchIndex
 from ctx_lsp.index.workspace import Workspace
+from ctx_lsp.relevance import NEIGHBOUR_RANK
 from ctx_lsp.tokens import TokenCounter
 from ctx_lsp.vocabulary import (
     BundleRequest,
@@ -103,6 +104,8 @@ class AssemblyContext:
     working: list[WorkingFile] = field(default_factory=list)
     rank: RankResult | None = None  # the graph rank personalised to the working files and query
     ranked: list[RankedFile] = field(default_factory=list)  # the search ranking of files
+    neighbours: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """abs_path → symbols there that the working files' symbols call or are called by."""
 
     @property
     def query(self) -> str:
@@ -143,9 +146,12 @@ def definition_ranks(
     called (only for files actually rendered)."""
 
     def ranks() -> dict[str, float]:
-        if ctx.graph is None or rank is None:
-            return {}
-        return {d.qualname: d.score for d in ctx.graph.rank_definitions(rank, [abs_path], per_file)}
+        ranked: dict[str, float] = {}
+        if ctx.graph is not None and rank is not None:
+            ranked = {d.qualname: d.score for d in ctx.graph.rank_definitions(rank, [abs_path], per_file)}
+        for qualname in ctx.neighbours.get(abs_path, ()):
+            ranked[qualname] = NEIGHBOUR_RANK  # above any graph rank (≤ 1): kept first
+        return ranked
 
     return ranks
 

@@ -136,6 +136,25 @@ def task_symbols(hits: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(name for name, score in ranked if score >= TASK_SYMBOL_MIN_RELATIVE_SCORE * best)[:MAX_TASK_SYMBOLS]
 
 
+def call_neighbours(ctx: AssemblyContext) -> dict[str, tuple[str, ...]]:
+    """Symbols in other files that the working files' symbols that matter (the cursor's,
+    the edited ones, or the ones the task names) call or are called by: a change to a
+    working file usually reaches them. A shared input: retrieval and the map keep them
+    first when they outline those files."""
+    if ctx.graph is None or not ctx.working:
+        return {}
+    matches = symbol_matches(ctx)
+    out: dict[str, dict[str, None]] = {}
+    for w in ctx.working:
+        here = w.entry.abs_path
+        for symbol in (w.focus_symbols or task_symbols(matches.get(here, {})))[:MAX_TASK_SYMBOLS]:
+            near = ctx.graph.callees_of(here, symbol) + ctx.graph.callers_of(symbol)
+            for owner, qualname in near[:MAX_CALL_NEIGHBOURS]:
+                if owner != here:
+                    out.setdefault(owner, {})[qualname] = None
+    return {path: tuple(names) for path, names in out.items()}
+
+
 class WorkingFiles:
     """The files being worked on: whole when small (or when tier 3 is asked for and it
     fits), else outlined with the bodies that matter in full (tier 2): the cursor's symbol

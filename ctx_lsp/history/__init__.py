@@ -16,6 +16,7 @@ from ctx_lsp.history.windowing import (
     WindowError,
     WindowMetadata,
     WindowResult,
+    essential_messages,
     window_messages,
 )
 
@@ -28,6 +29,7 @@ __all__ = [
     "WindowError",
     "WindowMetadata",
     "WindowResult",
+    "essential_messages",
     "fill_artifacts",
     "render_artifacts",
     "validate_artifacts",

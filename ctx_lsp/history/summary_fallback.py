@@ -40,7 +40,10 @@ def summarize_dropped(dropped: Sequence[Mapping[str, Any]], turns: int, budget: 
     """
     if not dropped:
         return ""
-    lines = [f"Earlier conversation ({turns} turns, {len(dropped)} messages) dropped to fit the budget."]
+    if turns:
+        lines = [f"Earlier conversation ({turns} turns, {len(dropped)} messages) dropped to fit the budget."]
+    else:  # only steps inside the newest turns went (an agent's long turn)
+        lines = [f"Earlier conversation ({len(dropped)} messages of the newest turns) dropped to fit the budget."]
     tools = Counter(
         _first_line(call["function"]["name"]) or "(unnamed)"
         for message in dropped

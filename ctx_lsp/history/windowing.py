@@ -9,19 +9,24 @@ the agent sends back stands in for what was dropped (DESIGN: Conversation window
 
 Choices this module makes, all deliberate:
 
-- Whole turns only. A turn is never partly kept, so an assistant message with
-  `tool_calls` and the `tool` messages answering it (same turn) stay together. When a
-  result arrives after a later user message (its call is in an earlier turn), the turns
-  in between are merged into one unit and kept or dropped together.
+- Whole turns, older than the last `min_turns`. An older turn is kept whole or not at
+  all, so an assistant message with `tool_calls` and the `tool` messages answering it
+  (same turn) stay together. When a result arrives after a later user message (its call
+  is in an earlier turn), the turns in between are merged into one unit and kept or
+  dropped together.
 - The kept turns are a contiguous run ending at the newest: the first older turn that
   does not fit stops the scan, so the window never has a hole in the middle.
-- The last `min_turns` turns are always kept, even over budget: a window without the
-  question being worked on is useless. Then `metadata.over_budget` is true, a note says
-  by how much, the summary preamble is left out and nothing older is kept, so the
-  overshoot is exactly the newest turns' own size.
+- The last `min_turns` turns are kept, and shrunk from the inside when they alone are
+  over budget (`elision.py`: tool results elided oldest first as placeholders, a huge
+  output cut head and tail, then older turns and steps dropped). An agent's long run of
+  tool calls after one user message is the normal case, and a window without the work in
+  progress is useless. Then nothing older is kept (it would sit next to elided newer
+  results) and `metadata` counts what was elided and cut.
+- The budget is never exceeded: the one input that cannot be windowed is system messages
+  that alone exceed it (`WindowError`, an `InvalidParam` on `messages`).
 - Priority when spending the budget: system messages (always) → the last `min_turns`
-  turns → the summary preamble (cut to whole lines, or left out, if it does not fit) →
-  older turns, newest first.
+  turns (shrunk if need be) → the summary preamble (cut to whole lines, or left out, if
+  it does not fit) → older turns, newest first.
 - Orphan tool results (no earlier assistant call with that id) are dropped with a note:
   sending one to a model makes the request fail. Unanswered tool calls are kept as
   sent, since the newest turn is often waiting for exactly those results; only
@@ -35,11 +40,12 @@ their pairing and which of them fit.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from ctx_lsp.errors import CtxError, InvalidParam, json_type
+from ctx_lsp.errors import InvalidParam, json_type
+from ctx_lsp.history.elision import Fitted, fit_forced
 from ctx_lsp.history.messages import MESSAGE_OVERHEAD_TOKENS, message_tokens, validate_messages
 from ctx_lsp.history.summary_fallback import summarize_dropped
 from ctx_lsp.tokens import TokenCounter, cut_to_tokens, line_count
@@ -59,18 +65,19 @@ SUMMARY_HEADER = "[Summary of earlier conversation]\n"
 for an instruction from the real system prompt."""
 
 
-class WindowError(CtxError):
-    """The system messages alone do not fit the history budget.
+class WindowError(InvalidParam):
+    """The system messages alone do not fit the budget.
 
-    Not solvable by dropping turns (system messages are always kept), so the caller has
-    to shorten the system prompt or raise the budget; we say by how much.
+    Not solvable by dropping or eliding anything (system messages are always kept), so the
+    caller has to shorten the system prompt or raise the budget; we say by how much. An
+    `InvalidParam` on `messages`, so every adapter reports it as the request's fault.
     """
 
-    def __init__(self, system_tokens: int, budget: int) -> None:
+    def __init__(self, system_tokens: int, budget: int, budget_name: str = "history budget") -> None:
         super().__init__(
-            f"messages: the system messages alone take {system_tokens:,} tokens, over the "
-            f"{budget:,}-token history budget; shorten the system prompt by at least "
-            f"{system_tokens - budget:,} tokens or raise the budget"
+            "messages",
+            f"the system messages alone take {system_tokens:,} tokens, over the {budget:,}-token {budget_name}",
+            f"shorten the system prompt by at least {system_tokens - budget:,} tokens or raise the budget",
         )
         self.system_tokens = system_tokens
         self.budget = budget
@@ -101,9 +108,13 @@ class WindowMetadata:
     breakdown: RoleBreakdown
     turns_total: int
     turns_included: int
-    over_budget: bool
-    """True only when the system messages plus the last `min_turns` turns exceed the
-    budget; they are kept anyway and nothing else is."""
+    """Turns with at least one message returned (a shrunk newest turn counts)."""
+    elided_tool_results: int = 0
+    """Tool results returned as a placeholder (call kept, content replaced) to fit."""
+    cut_tool_results: int = 0
+    """Tool results returned cut head and tail (start and end kept) to fit."""
+    cut_user_message: bool = False
+    """The newest user message was alone over the budget and is returned cut head and tail."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +132,8 @@ class WindowResult:
     by this call; it does not repeat the `summary` that was passed in."""
     metadata: WindowMetadata
     notes: tuple[str, ...] = ()
-    """Human-readable reasons for anything surprising: orphans, unanswered calls, over
-    budget, a summary cut or left out."""
+    """Human-readable reasons for anything surprising: orphans, unanswered calls, tool
+    results elided or cut, messages dropped from the newest turns, a summary cut or left out."""
 
 
 # --- structure ---------------------------------------------------------------------------
@@ -142,6 +153,8 @@ class Conversation:
     merged because a tool result came after a later user message."""
     unanswered: tuple[tuple[int, str], ...]
     """(assistant message index, call id) of tool calls no later tool message answers."""
+    answers: tuple[tuple[int, int], ...] = ()
+    """(tool message index, index of the assistant message holding its call)."""
 
     def messages_of(self, unit: tuple[int, int]) -> list[int]:
         first, last = unit
@@ -161,6 +174,7 @@ def structure(messages: Sequence[Mapping[str, Any]]) -> Conversation:
     turn_of: dict[int, int] = {}
     caller_of: dict[str, int] = {}
     answered: set[tuple[int, str]] = set()
+    answers: list[tuple[int, int]] = []
     for i, message in enumerate(messages):
         role = message["role"]
         if role == "system":
@@ -173,6 +187,7 @@ def structure(messages: Sequence[Mapping[str, Any]]) -> Conversation:
                 orphans.append(i)
                 continue
             answered.add((caller, message["tool_call_id"]))
+            answers.append((i, caller))
         if role == "user" or not turns:
             turns.append([])
             reach.append(len(turns) - 1)
@@ -195,6 +210,7 @@ def structure(messages: Sequence[Mapping[str, Any]]) -> Conversation:
         turns=tuple(tuple(turn) for turn in turns),
         units=_merge_units(reach),
         unanswered=tuple(unanswered),
+        answers=tuple(answers),
     )
 
 
@@ -222,13 +238,16 @@ def window_messages(
     *,
     summary: str | None = None,
     min_turns: int = DEFAULT_MIN_TURNS,
+    costs: MutableMapping[int, int] | None = None,
 ) -> WindowResult:
     """Keep the system messages and as many of the newest whole turns as fit `budget`.
 
     Validates first, so any JSON-shaped input either windows or raises `InvalidParam`
     naming the field; raises `WindowError` if the system messages alone exceed the
     budget. Messages are counted lazily, newest first, and each at most once: turns
-    older than the first one that does not fit are never counted.
+    older than the first one that does not fit are never counted. `costs` (message index
+    → cost) keeps those counts across calls on the *same* messages, for a caller that
+    windows one conversation at several budgets.
     """
     _check_int("budget", budget, lo=1, example=4000)
     _check_int("min_turns", min_turns, lo=0, example=DEFAULT_MIN_TURNS)
@@ -240,31 +259,28 @@ def window_messages(
         )
     msgs = validate_messages(messages)
     convo = structure(msgs)
-    cost = _LazyCosts(msgs, counter)
+    cost = _LazyCosts(msgs, counter, {} if costs is None else costs)
     system_tokens = sum(cost(i) for i in convo.system)
     if system_tokens > budget:
         raise WindowError(system_tokens, budget)
-    choice = choose_units(convo, cost, budget, system_tokens, min_turns, summary, counter)
+    choice = choose_units(convo, cost, budget, system_tokens, min_turns, summary, counter, msgs)
 
-    kept = set(convo.system).union(*(convo.messages_of(unit) for unit in choice.units))
-    out = [msgs[i] for i in sorted(kept)]
+    kept = set(convo.system).union(*(convo.messages_of(unit) for unit in choice.units)) - choice.removed
+    out = [choice.replaced.get(i, msgs[i]) for i in sorted(kept)]
     if choice.preamble is not None:
         out.insert(_leading_system_count(out), choice.preamble)
     dropped_units = [unit for unit in convo.units if unit not in set(choice.units)]
     dropped_turns = sum(last - first + 1 for first, last in dropped_units)
+    dropped_in_turns = [msgs[i] for unit in dropped_units for i in convo.messages_of(unit)]
+    dropped_in_turns += [msgs[i] for i in sorted(choice.removed)]
     breakdown = Counter({"system": choice.preamble_tokens})
     for i in kept:
-        breakdown[msgs[i]["role"]] += cost(i)
+        breakdown[msgs[i]["role"]] += choice.costs[i] if i in choice.costs else cost(i)
     return WindowResult(
         messages=tuple(out),
         dropped=tuple(msgs[i] for i in range(len(msgs)) if i not in kept),
-        should_summarize=dropped_turns > 0 or choice.used > SUMMARIZE_AT_SHARE * budget,
-        summary_fallback=summarize_dropped(
-            [msgs[i] for unit in dropped_units for i in convo.messages_of(unit)],
-            dropped_turns,
-            budget,
-            counter,
-        ),
+        should_summarize=bool(dropped_in_turns) or choice.shrunk or choice.used > SUMMARIZE_AT_SHARE * budget,
+        summary_fallback=summarize_dropped(dropped_in_turns, dropped_turns, budget, counter),
         metadata=WindowMetadata(
             strategy=STRATEGY,
             max_input_tokens=budget,
@@ -278,8 +294,10 @@ def window_messages(
                 tool_messages=breakdown["tool"],
             ),
             turns_total=len(convo.turns),
-            turns_included=sum(last - first + 1 for first, last in choice.units),
-            over_budget=choice.over_budget,
+            turns_included=sum(1 for turn in convo.turns if not kept.isdisjoint(turn)),
+            elided_tool_results=choice.elided,
+            cut_tool_results=choice.cut,
+            cut_user_message=choice.user_cut,
         ),
         notes=(
             *[_orphan_note(msgs[i], i) for i in convo.orphans],
@@ -289,15 +307,26 @@ def window_messages(
     )
 
 
+def essential_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The system messages and the newest user message, in order: what a window keeps
+    whenever they fit. A caller sizing a budget for a conversation (the bundle, giving it
+    more than its share) needs at least room for these. Validates like `window_messages`."""
+    msgs = validate_messages(messages)
+    users = [i for i, m in enumerate(msgs) if m["role"] == "user"]
+    return [m for i, m in enumerate(msgs) if m["role"] == "system" or (users and i == users[-1])]
+
+
 class _LazyCosts:
     """Message costs, counted on first use: older turns past the window are never counted."""
 
     __slots__ = ("_costs", "_counter", "_messages")
 
-    def __init__(self, messages: Sequence[Mapping[str, Any]], counter: TokenCounter) -> None:
+    def __init__(
+        self, messages: Sequence[Mapping[str, Any]], counter: TokenCounter, costs: MutableMapping[int, int]
+    ) -> None:
         self._messages = messages
         self._counter = counter
-        self._costs: dict[int, int] = {}
+        self._costs = costs
 
     def __call__(self, i: int) -> int:
         cost = self._costs.get(i)
@@ -311,11 +340,24 @@ class UnitChoice:
     units: tuple[tuple[int, int], ...]
     """Kept units, newest first."""
     used: int
-    """Tokens of the system messages, kept units and preamble."""
-    over_budget: bool
+    """Tokens of the system messages, kept messages and preamble."""
     preamble: dict[str, Any] | None
     preamble_tokens: int
     notes: tuple[str, ...]
+    removed: frozenset[int] = frozenset()
+    """Messages of kept units left out to make the newest turns fit."""
+    replaced: Mapping[int, dict[str, Any]] = field(default_factory=dict)
+    """Message index → the message as returned, when it was elided or cut."""
+    costs: Mapping[int, int] = field(default_factory=dict)
+    """Costs of the replaced messages as returned (others cost what `cost` says)."""
+    elided: int = 0
+    cut: int = 0
+    user_cut: bool = False
+
+    @property
+    def shrunk(self) -> bool:
+        """Whether the newest turns had to be shrunk from the inside to fit."""
+        return bool(self.removed or self.elided or self.cut or self.user_cut)
 
 
 def choose_units(
@@ -326,40 +368,56 @@ def choose_units(
     min_turns: int,
     summary: str | None,
     counter: TokenCounter,
+    messages: Sequence[Mapping[str, Any]] = (),
 ) -> UnitChoice:
-    """Spend what the system messages left: the last `min_turns` turns (whatever they
-    cost), then the summary preamble, then older units newest first until one does not fit."""
+    """Spend what the system messages left: the last `min_turns` turns (shrunk to fit if
+    they alone are over), then the summary preamble, then older units newest first until
+    one does not fit. `messages` are needed only to shrink (elision reads their text)."""
     first_forced = max(0, len(convo.turns) - min_turns)
     newest_first = list(reversed(convo.units))
     forced = [unit for unit in newest_first if unit[1] >= first_forced]
-    spent = system_tokens + sum(cost(i) for unit in forced for i in convo.messages_of(unit))
-    over_budget = spent > budget
-    notes = []
-    if over_budget:
-        turns = min(min_turns, len(convo.turns))
-        notes.append(
-            f"the last {turns} turns take {spent - system_tokens:,} tokens (with "
-            f"{system_tokens:,} of system messages: {spent:,}), over the {budget:,}-token "
-            "budget; kept anyway (min_turns), nothing older and no summary"
+    forced_tokens = sum(cost(i) for unit in forced for i in convo.messages_of(unit))
+    fitted: Fitted | None = None
+    if system_tokens + forced_tokens > budget:
+        fitted = fit_forced(
+            messages,
+            forced[::-1],
+            convo.messages_of,
+            dict(convo.answers),
+            cost,
+            budget - system_tokens,
+            counter,
         )
+        forced = list(fitted.kept_units[::-1])
+        forced_tokens = fitted.used
+    spent = system_tokens + forced_tokens
+    notes = list(fitted.notes) if fitted else []
     preamble, preamble_tokens, summary_note = _summary_preamble(summary, budget - spent, counter)
     spent += preamble_tokens
     if summary_note:
         notes.append(summary_note)
     kept = list(forced)
-    for unit in newest_first[len(forced) :]:
+    # After a shrink, an older turn would sit whole next to elided newer results: none is added.
+    for unit in [] if fitted else newest_first[len(forced) :]:
         unit_tokens = _cost_within(convo.messages_of(unit), cost, budget - spent)
         if unit_tokens is None:
             break
         kept.append(unit)
         spent += unit_tokens
+    if fitted is None:
+        return UnitChoice(tuple(kept), spent, preamble, preamble_tokens, tuple(notes))
     return UnitChoice(
         units=tuple(kept),
         used=spent,
-        over_budget=over_budget,
         preamble=preamble,
         preamble_tokens=preamble_tokens,
         notes=tuple(notes),
+        removed=fitted.removed,
+        replaced=fitted.replaced,
+        costs=fitted.costs,
+        elided=len(fitted.elided),
+        cut=len(fitted.cut),
+        user_cut=fitted.user_cut,
     )
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctx_lsp.errors import CtxError, InvalidParam
+from ctx_lsp.errors import InvalidParam
 from ctx_lsp.history.messages import validate_messages
 from ctx_lsp.history.windowing import (
     STRATEGY,
@@ -133,7 +133,8 @@ def test_everything_fits_nothing_dropped():
     assert meta.max_input_tokens == 100_000
     assert meta.input_tokens_used == sum(cost(m) for m in msgs)
     assert (meta.messages_included, meta.messages_excluded) == (11, 0)
-    assert (meta.turns_total, meta.turns_included, meta.over_budget) == (5, 5, False)
+    assert (meta.turns_total, meta.turns_included) == (5, 5)
+    assert (meta.elided_tool_results, meta.cut_tool_results, meta.cut_user_message) == (0, 0, False)
 
 
 def test_newest_turns_are_kept_while_they_fit():
@@ -170,10 +171,10 @@ def test_system_messages_are_always_kept_in_place():
     assert roles.count("system") == 2
 
 
-def test_last_turns_are_kept_over_budget_and_flagged():
-    """Ensure that the last min_turns turns are kept even when they exceed the budget, and
-    that then over_budget is set, a note says so, and nothing older or no summary is
-    kept, so usage is exactly system + those turns."""
+def test_last_turns_that_cannot_fit_lose_their_oldest_turns_whole():
+    """Ensure that when the last min_turns turns do not fit even with every tool result
+    elided, their oldest turns are dropped whole (newest first kept), the budget holds,
+    nothing older is kept, and the fallback summary and notes say what went."""
     msgs = [
         system(),
         *simple_turns(3),
@@ -183,15 +184,14 @@ def test_last_turns_are_kept_over_budget_and_flagged():
         assistant("c"),
     ]
     result = window_messages(msgs, 500, COUNTER, summary="old stuff")
-    forced = msgs[5:]  # turns 2, 3 and 4 (the 3 newest of 5)
-    assert list(result.messages) == [msgs[0], *forced]
+    assert list(result.messages[:1]) == [msgs[0]]
+    assert [m for m in result.messages if m["role"] != "system"] == msgs[-2:]
     meta = result.metadata
-    assert meta.over_budget
-    assert meta.input_tokens_used == cost(msgs[0]) + sum(cost(m) for m in forced) > 500
-    assert meta.turns_included == 3
+    assert meta.input_tokens_used == sum(cost(m) for m in result.messages) <= 500
+    assert meta.turns_included == 1
     assert result.should_summarize
-    assert any("over the 500-token budget" in n for n in result.notes)
-    assert any("summary" in n and "left out" in n for n in result.notes)
+    assert result.summary_fallback.startswith("Earlier conversation (4 turns, 8 messages)")
+    assert any("2 of the newest turns dropped whole" in n for n in result.notes)
 
 
 def test_min_turns_zero_can_drop_everything_but_system():
@@ -199,15 +199,17 @@ def test_min_turns_zero_can_drop_everything_but_system():
     msgs = [system(), user("x " * 500)]
     result = window_messages(msgs, cost(msgs[0]) + 10, COUNTER, min_turns=0)
     assert list(result.messages) == [msgs[0]]
-    assert not result.metadata.over_budget
+    assert result.metadata.input_tokens_used <= cost(msgs[0]) + 10
 
 
-def test_min_turns_larger_than_the_conversation_keeps_it_all():
-    """Ensure that asking for more turns than exist keeps every turn."""
+def test_min_turns_larger_than_the_conversation_keeps_it_all_when_it_fits():
+    """Ensure that asking for more turns than exist keeps every turn, and that a budget
+    too small for them still is never exceeded."""
     msgs = simple_turns(2)
-    result = window_messages(msgs, 1, COUNTER, min_turns=5)
-    assert list(result.messages) == msgs
-    assert result.metadata.over_budget
+    assert list(window_messages(msgs, 10_000, COUNTER, min_turns=5).messages) == msgs
+    tiny = window_messages(msgs, 1, COUNTER, min_turns=5)
+    assert tiny.messages == () and tiny.metadata.input_tokens_used == 0
+    assert any("dropped" in n for n in tiny.notes)
 
 
 def test_tool_call_and_results_are_kept_or_dropped_together():
@@ -234,7 +236,7 @@ def test_system_messages_over_budget_raise_a_clear_error():
     msgs = [system("rules " * 300), user("hi")]
     with pytest.raises(WindowError) as info:
         window_messages(msgs, 100, COUNTER)
-    assert isinstance(info.value, CtxError)
+    assert isinstance(info.value, InvalidParam) and info.value.field == "messages"
     assert info.value.system_tokens == cost(msgs[0])
     assert info.value.budget == 100
     message = str(info.value)
@@ -489,9 +491,10 @@ def forced_start(msgs: list[dict], orphans: set[int], caller: dict[int, int], mi
 def test_window_properties(msgs, budget, min_turns, summary):
     """Ensure that, for any conversation and budget: calls and results are kept or dropped
     together; orphans are never kept; kept messages are an ordered subsequence (plus the
-    preamble); system messages and the last min_turns turns are kept; usage is within
-    budget unless over_budget, which holds exactly when system + forced turns exceed it,
-    and then nothing else is kept; accounting adds up; and the result is deterministic."""
+    preamble); system messages are kept; usage never passes the budget; when the last
+    min_turns turns fit they are kept unchanged, and when they do not they are shrunk
+    (only tool results and the newest user message rewritten, nothing older kept);
+    accounting adds up; and the result is deterministic."""
     system_tokens = sum(cost(m) for m in msgs if m["role"] == "system")
     if system_tokens > budget:
         with pytest.raises(WindowError):
@@ -508,11 +511,13 @@ def test_window_properties(msgs, budget, min_turns, summary):
     dropped = [m["mid"] for m in result.dropped]
     assert kept == sorted(kept) and dropped == sorted(dropped)
     assert sorted(kept + dropped) == list(range(len(msgs)))
-    assert all(
-        result.messages[i] == msgs[mid]
-        for i, mid in enumerate(m.get("mid") for m in result.messages)
-        if mid is not None
-    )
+    rewritten = {m["mid"] for m in result.messages if "mid" in m and m != msgs[m["mid"]]}
+    for m in result.messages:
+        if m.get("mid") in rewritten:
+            assert {k: v for k, v in m.items() if k != "content"} == {
+                k: v for k, v in msgs[m["mid"]].items() if k != "content"
+            }
+            assert m["role"] in ("tool", "user") and isinstance(m["content"], str)
 
     orphans, caller = reference(msgs)
     kept_set = set(kept)
@@ -521,24 +526,27 @@ def test_window_properties(msgs, budget, min_turns, summary):
         assert (res in kept_set) == (call in kept_set)
     assert {i for i, m in enumerate(msgs) if m["role"] == "system"} <= kept_set
     start = forced_start(msgs, orphans, caller, min_turns)
-    forced = {i for i in range(start, len(msgs)) if i not in orphans}
-    assert forced <= kept_set
+    forced = {i for i in range(start, len(msgs)) if i not in orphans and msgs[i]["role"] != "system"}
 
     meta = result.metadata
-    assert meta.input_tokens_used == sum(cost(m) for m in result.messages)
+    assert meta.input_tokens_used == sum(cost(m) for m in result.messages) <= budget
     b = meta.breakdown
     assert b.system_messages + b.user_messages + b.assistant_messages + b.tool_messages == meta.input_tokens_used
     assert meta.messages_included == len(kept) and meta.messages_excluded == len(dropped)
-    forced_tokens = system_tokens + sum(cost(msgs[i]) for i in forced if msgs[i]["role"] != "system")
-    assert meta.over_budget == (forced_tokens > budget)
-    if meta.over_budget:
-        assert not preambles
-        assert kept_set == forced | {i for i, m in enumerate(msgs) if m["role"] == "system"}
-        assert meta.input_tokens_used == forced_tokens
+    shrunk = system_tokens + sum(cost(msgs[i]) for i in forced) > budget
+    if not shrunk:
+        assert forced <= kept_set and not rewritten
     else:
-        assert meta.input_tokens_used <= budget
+        assert kept_set - forced <= {i for i, m in enumerate(msgs) if m["role"] == "system"}
+        elided = [m for m in result.messages if m.get("mid") in rewritten and m["content"].startswith("[tool result")]
+        assert len(elided) == meta.elided_tool_results
+        cut_users = [m for m in result.messages if m.get("mid") in rewritten and m["role"] == "user"]
+        assert len(cut_users) == int(meta.cut_user_message)
+        assert len(rewritten) == meta.elided_tool_results + meta.cut_tool_results + len(cut_users)
     dropped_turn_messages = any(msgs[i]["role"] != "system" and i not in orphans for i in dropped)
-    assert result.should_summarize == (dropped_turn_messages or meta.input_tokens_used > 0.7 * budget)
+    assert result.should_summarize == (
+        dropped_turn_messages or bool(rewritten) or meta.input_tokens_used > 0.7 * budget
+    )
     assert (result.summary_fallback != "") == dropped_turn_messages
 
 
@@ -587,8 +595,8 @@ def tool_heavy_conversation(n_messages: int = 200, seed: int = 7) -> list[dict]:
 @pytest.mark.parametrize("budget", [1_000, 4_000, 16_000, 64_000])
 def test_realistic_tool_heavy_conversation(budget):
     """Ensure that a 200-message tool-heavy session windows at 1K-64K budgets with every
-    invariant: pairs intact, system kept, within budget unless the newest turns alone are
-    over it, and more turns kept as the budget grows."""
+    invariant: pairs intact, system kept, the last 3 turns kept (shrunk if need be) and
+    always within budget."""
     msgs = tool_heavy_conversation()
     assert len(msgs) == 200
     start = time.perf_counter()
@@ -598,7 +606,7 @@ def test_realistic_tool_heavy_conversation(budget):
     meta = result.metadata
     assert result.messages[0] == msgs[0]
     assert meta.turns_included >= min(3, meta.turns_total)
-    assert meta.over_budget or meta.input_tokens_used <= budget
+    assert meta.input_tokens_used == sum(cost(m) for m in result.messages) <= budget
     kept_calls = {c["id"] for m in result.messages for c in m.get("tool_calls") or ()}
     kept_results = {m["tool_call_id"] for m in result.messages if m["role"] == "tool"}
     assert kept_calls == kept_results
