@@ -69,6 +69,12 @@ def main(argv: list[str] | None = None) -> int:
             f"  {'FOUND' if id(fn) in found else 'miss '} {fn['path']}::{fn['qualname']} "
             f"(def line {fn['def_line']}: {fn['chain'][-1]['text']})"
         )
+    ans_lines = inst.lines(args.mode)
+    lfound = {(ln["path"], ln["line"]) for ln in metrics.found_lines(bundle, ans_lines)}
+    print(f"answer lines: {len(lfound)}/{len(ans_lines)} found")
+    for ln in ans_lines:
+        hit = (ln["path"], ln["line"]) in lfound
+        print(f"  {'FOUND' if hit else 'miss '} {ln['path']}:{ln['line']}: {ln['text'][:100]}")
     if args.show_content:
         for p in bundle.pieces:
             if p.path in ans_files:

@@ -30,6 +30,10 @@ from gitrepo import GitRepo, Hunk
 MIN_TASK_WORDS = 6
 MAX_FILES = 6
 DEFAULT_MAX_LINES = 400
+# Bump when what an instance records changes: cached pools (run.load_pool) are keyed by it.
+# 2: answer_lines (the changed lines' text, for line recall).
+INSTANCES_VERSION = 2
+MIN_LINE_CHARS = 8  # a changed line must be at least this long (stripped) to identify itself
 
 # Subjects that describe housekeeping rather than a task a coding agent would get.
 SKIP_SUBJECT_RE = re.compile(
@@ -171,6 +175,47 @@ def touched_definitions(defs: list[Definition], hunks: list[Hunk]) -> list[Defin
     return sorted(hit.values(), key=lambda d: d.start_line)
 
 
+def find_answer_lines(source: str, hunks: list[Hunk]) -> list[dict]:
+    """The parent lines a diff changes, as text a bundle can be checked for.
+
+    Changed = the parent-side lines a hunk removes or modifies; for a pure
+    insertion after line L, the nearest non-blank parent line at or above L and
+    the nearest at or below L+1 (the code the insertion sits between). A line
+    counts only if its stripped text is at least ``MIN_LINE_CHARS`` long and
+    occurs once in the file, so the text identifies the line. Returns
+    ``{"line": n, "text": stripped, "kind": "changed" | "anchor"}`` per line,
+    sorted by line number (1-based, as in the diff).
+    """
+    lines = [ln.strip() for ln in source.split("\n")]
+    counts: dict[str, int] = {}
+    for text in lines:
+        counts[text] = counts.get(text, 0) + 1
+
+    def nonblank(start: int, step: int) -> int | None:
+        n = start
+        while 1 <= n <= len(lines):
+            if lines[n - 1]:
+                return n
+            n += step
+        return None
+
+    picked: dict[int, str] = {}
+    for h in hunks:
+        if h.old_count == 0:
+            for n, kind in ((nonblank(h.old_start, -1), "anchor"), (nonblank(h.old_start + 1, 1), "anchor")):
+                if n is not None:
+                    picked.setdefault(n, kind)
+        else:
+            for n in range(h.old_start, h.old_start + h.old_count):
+                if 1 <= n <= len(lines):
+                    picked[n] = "changed"
+    return [
+        {"line": n, "text": lines[n - 1], "kind": kind}
+        for n, kind in sorted(picked.items())
+        if len(lines[n - 1]) >= MIN_LINE_CHARS and counts[lines[n - 1]] == 1
+    ]
+
+
 # --------------------------------------------------------------------------- instances
 
 
@@ -184,6 +229,8 @@ class Instance:
     functions: list[dict]
     open_file: str | None
     changed_lines: dict[str, int] = field(default_factory=dict)
+    # path -> [{"line", "text", "kind"}]: see find_answer_lines()
+    answer_lines: dict[str, list[dict]] = field(default_factory=dict)
     git_dir: str = ""
     date: str = ""
 
@@ -198,6 +245,15 @@ class Instance:
             funcs = [f for f in self.functions if f["path"] != self.open_file]
             return files, funcs
         return list(self.files), list(self.functions)
+
+    def lines(self, mode: str) -> list[dict]:
+        """Changed lines of the mode's answer files, each as ``{"path", "line", "text"}``."""
+        files = self.answer(mode)[0]
+        return [
+            {"path": path, "line": ln["line"], "text": ln["text"]}
+            for path in files
+            for ln in self.answer_lines.get(path, [])
+        ]
 
     @classmethod
     def from_json(cls, row: dict) -> Instance:
@@ -218,18 +274,22 @@ def build_instance(repo: GitRepo, sha: str, parent: str, max_lines: int) -> Inst
     files: list[str] = []
     changed: dict[str, int] = {}
     functions: list[dict] = []
+    lines: dict[str, list[dict]] = {}
     for path, added, deleted in stats:
         if not repo.exists(parent, path):  # a new file cannot be found in the parent
             continue
         files.append(path)
         changed[path] = added + deleted
+        source = repo.show(parent, path)
         try:
-            defs = definitions(repo.show(parent, path))
+            defs = definitions(source)
         except (SyntaxError, ValueError):
             # Python 2 era source: its function answers would be incomplete, and
             # that history is not what the tools are built for. Skip the commit.
             return None
-        for d in touched_definitions(defs, repo.hunks(parent, sha, path)):
+        hunks = repo.hunks(parent, sha, path)
+        lines[path] = find_answer_lines(source, hunks)
+        for d in touched_definitions(defs, hunks):
             functions.append(
                 {
                     "path": path,
@@ -253,6 +313,7 @@ def build_instance(repo: GitRepo, sha: str, parent: str, max_lines: int) -> Inst
         functions=functions,
         open_file=open_file,
         changed_lines=changed,
+        answer_lines=lines,
         git_dir=str(repo.git_dir),
         date=date,
     )
@@ -312,9 +373,10 @@ def main(argv: list[str] | None = None) -> int:
     insts = extract(args.repo, args.max, args.since, args.rev, args.max_lines, progress=True)
     write_jsonl(insts, args.out)
     nfun = sum(len(i.functions) for i in insts)
+    nlines = sum(len(i.lines("cold")) for i in insts)
     nopen = sum(1 for i in insts if i.answer("open")[0])
     print(
-        f"{repo.name}: {len(insts)} instances ({nfun} functions, {nopen} usable in open mode);"
+        f"{repo.name}: {len(insts)} instances ({nfun} functions, {nlines} lines, {nopen} usable in open mode);"
         f" shallow={repo.is_shallow()} -> {args.out}",
         file=sys.stderr,
     )

@@ -17,6 +17,13 @@ covers). Then:
     whole scope chain in order — ``class Foo`` then ``def bar`` for ``Foo.bar`` —
     so that one ``def __init__`` line cannot stand for every ``__init__`` in the file.
   A whole file trivially shows every definition in it.
+- a changed *line* (see ``instances.find_answer_lines``: its stripped text, unique
+  in the parent file, ≥ 8 characters) is *found* if some piece from its file has
+  a line whose stripped text equals it, either as is or after a line-number gutter
+  (``  12│ code``) is removed. A piece with a line range must cover the line's
+  number (±1); a gutter number, if the matching line has one, must be within ±1
+  of it too. A piece without a range (a whole file, an Aider map block) only
+  needs the text. Signatures cut or rewritten by a renderer do not count.
 """
 
 from __future__ import annotations
@@ -28,7 +35,8 @@ from typing import Any
 
 RANGE_SLACK = 1
 # Bump when the rules below change meaning: cached results are keyed by it.
-SCORING_VERSION = 2
+# 3: line recall.
+SCORING_VERSION = 3
 
 
 @dataclass
@@ -136,6 +144,36 @@ def piece_shows_function(piece: Piece, fn: dict) -> bool:
             )
         return shows_chain(piece.content, chain[-1:])
     return shows_chain(piece.content, chain)
+
+
+_LINE_GUTTER_RE = re.compile(r"^\s*L?(\d+)(?:\s*[│|:]\s?|\s)(.*)$")
+
+
+def piece_shows_line(piece: Piece, line: dict) -> bool:
+    """True if ``piece`` shows the changed line ``{"path", "line", "text"}`` as a whole line."""
+    if piece.path != line["path"]:
+        return False
+    number, text = line["line"], line["text"]
+    ranged = False
+    if piece.start_line is not None and piece.end_line is not None:
+        if not piece.start_line - RANGE_SLACK <= number <= piece.end_line + RANGE_SLACK:
+            return False
+        ranged = True
+    for raw in piece.content.splitlines():
+        if raw.strip() == text:
+            return True
+        m = _LINE_GUTTER_RE.match(raw)
+        if m and m.group(2).strip() == text and (not ranged or abs(int(m.group(1)) - number) <= RANGE_SLACK):
+            return True
+    return False
+
+
+def found_lines(bundle: Bundle, lines: Iterable[dict]) -> list[dict]:
+    by_path: dict[str, list[Piece]] = {}
+    for p in bundle.pieces:
+        if p.path:
+            by_path.setdefault(p.path, []).append(p)
+    return [ln for ln in lines if any(piece_shows_line(p, ln) for p in by_path.get(ln["path"], []))]
 
 
 def found_files(bundle: Bundle, files: Iterable[str]) -> list[str]:

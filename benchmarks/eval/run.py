@@ -2,7 +2,7 @@
 
 For each instance (a real commit; see instances.py) the systems are given the
 parent commit's tree and the commit message, and we check whether the bundle
-contains the files and functions the commit changed, at each token budget.
+contains the files, functions and lines the commit changed, at each token budget.
 
     python benchmarks/eval/run.py --repo /work/.mirror/pallets+click/repo \\
         --instances 60 --budgets 2000,8000,32000 --systems ctxlsp,bm25,aider \\
@@ -16,8 +16,10 @@ Modes:
 Numbers: recall per instance (found / answer size), averaged over instances
 (each instance weighs the same); pooled recall (all found / all answers) is in
 the JSON too. Function recall only counts instances with at least one changed
-function. Token counts are o200k_base on exactly the text the model would see;
-a bundle over budget is flagged as an overrun (and still scored).
+function, line recall only instances with at least one qualifying changed line
+(see instances.find_answer_lines and metrics.piece_shows_line). Token counts are
+o200k_base on exactly the text the model would see; a bundle over budget is
+flagged as an overrun (and still scored).
 
 Results are cached per (instance, system version, mode, budget) in
 /tmp/eval-cache/results.jsonl, so a re-run only computes what changed.
@@ -41,7 +43,7 @@ import metrics
 import tokens
 from bm25_baseline import list_files
 from gitrepo import DEFAULT_WS_ROOT, GitRepo
-from instances import Instance, extract, read_jsonl, write_jsonl
+from instances import INSTANCES_VERSION, Instance, extract, read_jsonl, write_jsonl
 from systems import System, file_hash, make_system
 
 HERE = Path(__file__).resolve().parent
@@ -61,7 +63,8 @@ def load_pool(repo_path: str, pool: int, since: str | None) -> list[Instance]:
     repo = GitRepo(repo_path)
     head = repo.rev_parse("HEAD")
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    tag = hashlib.sha256(f"{since}|{file_hash(HERE / 'instances.py')}".encode()).hexdigest()[:8]
+    key = f"{since}|{INSTANCES_VERSION}|{file_hash(HERE / 'instances.py', HERE / 'gitrepo.py')}"
+    tag = hashlib.sha256(key.encode()).hexdigest()[:8]
     path = CACHE_DIR / "instances" / f"{repo.name}-{head[:12]}-p{pool}-{tag}.jsonl"
     if path.exists():
         return read_jsonl(path)
@@ -91,8 +94,10 @@ def select(pool: list[Instance], mode: str, n: int | None, seed: int) -> list[In
 
 def score(inst: Instance, mode: str, budget: int, bundle: metrics.Bundle) -> dict[str, Any]:
     files, funcs = inst.answer(mode)
+    lines = inst.lines(mode)
     ffound = metrics.found_files(bundle, files)
     fnfound = metrics.found_functions(bundle, funcs)
+    lfound = metrics.found_lines(bundle, lines)
     ntok = tokens.count(bundle.text)
     return {
         "tokens": ntok,
@@ -103,15 +108,18 @@ def score(inst: Instance, mode: str, budget: int, bundle: metrics.Bundle) -> dic
         "files_found": ffound,
         "funcs_total": len(funcs),
         "funcs_found": [f"{f['path']}::{f['qualname']}" for f in fnfound],
+        "lines_total": len(lines),
+        "lines_found": [f"{ln['path']}:{ln['line']}" for ln in lfound],
         "file_recall": metrics.recall(len(ffound), len(files)),
         "func_recall": metrics.recall(len(fnfound), len(funcs)),
+        "line_recall": metrics.recall(len(lfound), len(lines)),
         "bundle_files": sorted(bundle.paths()),
         "extra": bundle.extra,
     }
 
 
 def instance_fingerprint(inst: Instance) -> str:
-    blob = json.dumps([inst.task, inst.files, inst.functions, inst.open_file], sort_keys=True)
+    blob = json.dumps([inst.task, inst.files, inst.functions, inst.open_file, inst.answer_lines], sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -163,18 +171,24 @@ def aggregate(rows: list[dict]) -> dict[str, Any]:
         ok = [r for r in rs if "error" not in r]
         fr = [r["file_recall"] if "error" not in r else 0.0 for r in rs]
         fnr = [r["func_recall"] if "error" not in r else 0.0 for r in rs if r.get("funcs_total", 0) > 0]
+        lnr = [r["line_recall"] if "error" not in r else 0.0 for r in rs if r.get("lines_total", 0) > 0]
         out[f"{system}|{mode}|{budget}"] = {
             "system": system,
             "mode": mode,
             "budget": budget,
             "n": len(rs),
             "n_with_functions": len(fnr),
+            "n_with_lines": len(lnr),
             "errors": len(rs) - len(ok),
             "file_recall": _mean(fr),
             "func_recall": _mean(fnr),
+            "line_recall": _mean(lnr),
             "file_recall_pooled": (sum(len(r["files_found"]) for r in ok) / max(1, sum(r["files_total"] for r in rs))),
             "func_recall_pooled": (
                 sum(len(r["funcs_found"]) for r in ok) / max(1, sum(r.get("funcs_total", 0) for r in rs))
+            ),
+            "line_recall_pooled": (
+                sum(len(r.get("lines_found", [])) for r in ok) / max(1, sum(r.get("lines_total", 0) for r in rs))
             ),
             "mean_tokens": _mean([r["tokens"] for r in ok]),
             "overruns": sum(1 for r in ok if r["overrun"]),
@@ -195,9 +209,10 @@ def _k(b: int) -> str:
 
 def markdown_table(summary: dict[str, Any], systems: list[str], modes: list[str], budgets: list[int]) -> str:
     head = (
-        ["system", "mode", "n (fn)"]
+        ["system", "mode", "n (fn/line)"]
         + [f"file R@{_k(b)}" for b in budgets]
         + [f"fn R@{_k(b)}" for b in budgets]
+        + [f"line R@{_k(b)}" for b in budgets]
         + ["mean tokens (" + "/".join(_k(b) for b in budgets) + ")", "mean latency ms", "overruns", "errors"]
     )
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -207,9 +222,10 @@ def markdown_table(summary: dict[str, Any], systems: list[str], modes: list[str]
             if not any(cells):
                 continue
             c0 = next(c for c in cells if c)
-            row = [s, m, f"{c0['n']} ({c0['n_with_functions']})"]
+            row = [s, m, f"{c0['n']} ({c0['n_with_functions']}/{c0.get('n_with_lines', 0)})"]
             row += [_pct(c["file_recall"]) if c else "–" for c in cells]
             row += [_pct(c["func_recall"]) if c else "–" for c in cells]
+            row += [_pct(c.get("line_recall")) if c else "–" for c in cells]
             row.append(
                 "/".join(f"{c['mean_tokens']:.0f}" if c and c["mean_tokens"] is not None else "–" for c in cells)
             )
@@ -272,7 +288,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                 bundle = system.bundle(ws, files, inst.task, budget, open_file)
                                 row = score(inst, mode, budget, bundle)
                             except Exception as exc:  # keep going; errors are reported
-                                row = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+                                ans_files, ans_funcs = inst.answer(mode)
+                                row = {
+                                    "error": f"{type(exc).__name__}: {exc}"[:2000],
+                                    "files_total": len(ans_files),
+                                    "funcs_total": len(ans_funcs),
+                                    "lines_total": len(inst.lines(mode)),
+                                }
                             row.update(
                                 instance=inst.id,
                                 repo=inst.repo,
@@ -287,6 +309,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                 "ERROR " + row["error"][:200]
                                 if "error" in row
                                 else f"fR={_pct(row['file_recall'])} fnR={_pct(row['func_recall'])}"
+                                f" lnR={_pct(row['line_recall'])}"
                                 f" tok={row['tokens']} {1000 * row['latency_s']:.0f}ms"
                                 + (" OVERRUN" if row["overrun"] else "")
                             )

@@ -36,6 +36,9 @@ from metrics import Bundle, Piece
 HERE = Path(__file__).resolve().parent
 PROJECT_ROOT = HERE.parents[1]
 DEFAULT_AIDER_PYTHON = os.environ.get("CTX_EVAL_AIDER_PYTHON", "/tmp/aider-venv/bin/python")
+# Aider's map depends on set iteration order inside Aider, i.e. on Python's string
+# hash seed: without a fixed seed two runs give different maps for the same request.
+AIDER_HASH_SEED = "0"
 
 
 def file_hash(*paths: Path) -> str:
@@ -378,13 +381,19 @@ class AiderSystem(System):
                 text=True,
                 check=True,
             )
-            self._version = out.stdout.strip() + "-" + file_hash(HERE / "aider_runner.py", HERE / "tokens.py")
+            self._version = (
+                out.stdout.strip()
+                + "-"
+                + file_hash(HERE / "aider_runner.py", HERE / "tokens.py")
+                + f"-h{AIDER_HASH_SEED}"
+            )
         return self._version
 
     def _request(self, req: dict[str, Any]) -> dict[str, Any]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
                 [self.python, str(HERE / "aider_runner.py"), "--serve"],
+                env=dict(os.environ, PYTHONHASHSEED=AIDER_HASH_SEED),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,

@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bm25_baseline
 import metrics
 import run as runner
-from gitrepo import GitRepo
-from instances import clean_message, definitions, extract, is_test_path, task_is_usable
+from gitrepo import GitRepo, Hunk
+from instances import clean_message, definitions, extract, find_answer_lines, is_test_path, task_is_usable
 from metrics import Bundle, Piece
 from systems import Bm25System, parse_aider_map
 
@@ -56,14 +56,20 @@ import os
 
 @decorator
 def load(path):
+    # load
+    os.fspath(path)
     return open(path).read()
 
 
 def save(path, data):
-    pass
+    os.fspath(path)
 """
 
-OTHER_V2 = OTHER_V1.replace("    return open(path).read()", "    with open(path) as fh:\n        return fh.read()")
+# Lines 6-8 of load become one: a too-short line (6), a line that also occurs in save (7)
+# and a modified line (8); only line 8 identifies itself.
+OTHER_V2 = OTHER_V1.replace(
+    "    # load\n    os.fspath(path)\n    return open(path).read()", '    return open(path, encoding="utf-8").read()'
+)
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -190,19 +196,88 @@ def test_score_and_aggregate(tiny_repo: Path) -> None:
     row = runner.score(inst, "cold", 100, bundle)
     assert row["files_found"] == ["pkg/mod.py"] and row["file_recall"] == 0.5
     assert row["func_recall"] == pytest.approx(2 / 3) and not row["overrun"]
+    assert row["lines_total"] == 4 and row["line_recall"] == pytest.approx(3 / 4)  # other.py:8 not shown
     row_open = runner.score(inst, "open", 100, bundle)
     assert row_open["file_recall"] == 0.0 and row_open["func_recall"] == 0.0
+    assert row_open["lines_total"] == 1 and row_open["line_recall"] == 0.0
     big = runner.score(inst, "cold", 1, bundle)
     assert big["overrun"]
     rows = [
         dict(row, system="s", mode="cold", budget=100),
         dict(row_open, system="s", mode="open", budget=100),
-        {"error": "boom", "system": "s", "mode": "cold", "budget": 100, "files_total": 2, "funcs_total": 3},
+        {"error": "boom", "system": "s", "mode": "cold", "budget": 100, "files_total": 2, "funcs_total": 3}
+        | {"lines_total": 4},
+        dict(row, system="s", mode="cold", budget=100, lines_total=0, lines_found=[], line_recall=None),
     ]
     summ = runner.aggregate(rows)
-    assert summ["s|cold|100"]["file_recall"] == pytest.approx(0.25)  # error counts as 0
-    assert summ["s|cold|100"]["errors"] == 1
-    assert "| s | cold |" in runner.markdown_table(summ, ["s"], ["cold", "open"], [100])
+    cold = summ["s|cold|100"]
+    assert cold["file_recall"] == pytest.approx((0.5 + 0 + 0.5) / 3)  # error counts as 0
+    assert cold["errors"] == 1
+    # Line recall: the row without qualifying lines is left out, the error counts as 0.
+    assert cold["n_with_lines"] == 2 and cold["line_recall"] == pytest.approx(0.375)
+    assert cold["line_recall_pooled"] == pytest.approx(3 / 8)
+    table = runner.markdown_table(summ, ["s"], ["cold", "open"], [100])
+    assert "| s | cold | 3 (3/2) |" in table and "line R@100" in table
+
+
+def test_changed_lines(tiny_repo: Path) -> None:
+    inst = extract(tiny_repo)[0]
+    got = {p: [(ln["line"], ln["text"], ln["kind"]) for ln in lines] for p, lines in inst.answer_lines.items()}
+    assert got == {
+        # Two pure insertions: after blank line 11 (anchors: 10 above, skipping the blank, and 12
+        # below) and after line 12 (anchors 12 and 13). "return 1" is exactly 8 characters.
+        "pkg/mod.py": [
+            (10, "return 1", "anchor"),
+            (12, "def baz(self, items):", "anchor"),
+            (13, "total = 0", "anchor"),
+        ],
+        # Modified lines 6-8: "# load" is too short, "os.fspath(path)" occurs twice in the file.
+        "pkg/other.py": [(8, "return open(path).read()", "changed")],
+    }
+    assert [(ln["path"], ln["line"]) for ln in inst.lines("open")] == [("pkg/other.py", 8)]
+    assert len(inst.lines("cold")) == 4
+
+
+def test_find_answer_lines_rules() -> None:
+    src = "a = compute()\n\nx = 1\nresult = compute_all()\na = compute()\n\n\nfinal_value = 2\n"
+    # Modified lines 3-5: "x = 1" too short, "a = compute()" occurs twice; only line 4 counts.
+    assert [ln["line"] for ln in find_answer_lines(src, [Hunk(3, 3, 3, 1)])] == [4]
+    # Pure insertion after line 6 (blank): the nearest non-blank lines are 5 (a duplicate) and 8.
+    assert [(ln["line"], ln["kind"]) for ln in find_answer_lines(src, [Hunk(6, 0, 7, 2)])] == [(8, "anchor")]
+    # Insertion at the top of the file: only the line below; a line both changed and an anchor counts once.
+    top = find_answer_lines(src, [Hunk(0, 0, 1, 1), Hunk(4, 1, 5, 1), Hunk(4, 0, 6, 1)])
+    assert [(ln["line"], ln["kind"]) for ln in top] == [(4, "changed")]
+
+
+def _ln(path: str, line: int, text: str) -> dict:
+    return {"path": path, "line": line, "text": text}
+
+
+def test_line_found_rules() -> None:
+    baz = _ln("pkg/mod.py", 12, "def baz(self, items):")
+    total = _ln("pkg/mod.py", 13, "total = 0")
+    # A whole file (BM25) shows every line; another file's piece never does.
+    assert metrics.piece_shows_line(Piece("pkg/mod.py", MOD_V1), total)
+    assert not metrics.piece_shows_line(Piece("pkg/other.py", MOD_V1), total)
+    # A ctx-lsp section with a gutter: the gutter is ignored, the range and the number must fit.
+    focused = " 12│     def baz(self, items):\n 13│         total = 0\n    │ …\n"
+    assert metrics.piece_shows_line(Piece("pkg/mod.py", focused, 12, 16), total)
+    assert metrics.piece_shows_line(Piece("pkg/mod.py", focused, 12, 16), baz)
+    # The text is there but the section's range does not cover the line.
+    assert not metrics.piece_shows_line(Piece("pkg/mod.py", focused, 1, 5), total)
+    assert not metrics.piece_shows_line(Piece("pkg/mod.py", "        total = 0\n", 1, 5), total)
+    # A ranged section whose gutter puts the text at another line number.
+    assert not metrics.piece_shows_line(Piece("pkg/mod.py", "  3│         total = 0\n", 1, 21), total)
+    # An outline's signature with an appended summary is not the whole line.
+    outline = " 12│     def baz(self, items)  # Sum the items.\n"
+    assert not metrics.piece_shows_line(Piece("pkg/mod.py", outline, 1, 21), baz)
+    # An Aider map block (no range) needs only the text: a signature, never a body line.
+    aider = parse_aider_map("pkg/mod.py:\n⋮\n│class Foo:\n⋮\n│    def baz(self, items):\n⋮\n", {"pkg/mod.py"})[0]
+    assert metrics.piece_shows_line(aider, baz) and not metrics.piece_shows_line(aider, total)
+    # Part of a line is not the line.
+    assert not metrics.piece_shows_line(Piece("pkg/mod.py", "total = 0 if x else 1"), total)
+    bundle = Bundle([Piece("pkg/mod.py", focused, 12, 16), Piece(None, "total = 0")], "", 0.0)
+    assert metrics.found_lines(bundle, [baz, total, _ln("pkg/other.py", 8, "total = 0")]) == [baz, total]
 
 
 def test_bm25_packs_whole_files_within_budget(tiny_repo: Path) -> None:

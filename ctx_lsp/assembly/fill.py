@@ -206,6 +206,10 @@ def fill(
         if room < MIN_CUT_SECTION_TOKENS:
             break
         p = best_fit(c, room, pricer) or cut_fit(c, room, pricer)
+        if (p is None or p.tier < Tier.FOCUSED) and c.tier >= Tier.FOCUSED:
+            bodies = _depth_fit(c, room, pricer)  # its bodies, with as much outline as fits
+            if bodies is not None:
+                p = replace(bodies, how=Placement.FIT if bodies.tier == c.tier else Placement.SMALLER)
         if stretch and (p is None or (p.tier < c.tier and not p.rendering.shown_symbols)):
             partial = cut_fit(c, room, pricer, c.tier)
             if partial is not None and (p is None or partial.cost > p.cost):

@@ -113,8 +113,8 @@ class OutlineRenderer:
                 if focused is None:
                     focused = self._focused[wanted] = focused_rows(rows, units, outline, self._split(), wanted)
                 result = self._fit(*focused, tier, cap)
-                if not result.truncated or len(wanted) <= 1:
-                    return result
+                if not result.truncated or len(wanted) <= 1 or set(wanted) <= set(result.shown_symbols):
+                    return result  # every body it wants is shown (only the outline was pruned)
                 wanted = self._without_biggest(wanted)
         return self._fit(rows, units, tier, cap)
 

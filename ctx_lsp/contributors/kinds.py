@@ -45,13 +45,12 @@ _CHANGELOG_DIRS = frozenset(
 `Misc/NEWS.d/`, towncrier's `changelog.d/` and `newsfragments/`."""
 
 _CHANGELOG_WORDS = re.compile(
-    r"\b(?:change[- ]?logs?|changes|releases?|released|release[- ]notes|history|news"
-    r"|what[’']?s[- ]?new|versions?)\b",
+    r"\b(?:change[- ]?logs?|releases?|released|release[- ]notes|news|what[’']?s[- ]?new)\b",
     re.IGNORECASE,
 )
-"""The words that make a task about changelogs. Whole words only (`version_info` or
-`getVersion` name code, not releases); "change"/"changed" are left out because "change
-the parser" is how tasks are phrased. A query matching by accident only lets changelogs
+"""The words that make a task about changelogs. Whole words only. "change(s)", "history"
+and "version" are left out: "the port changes", "the history of redirects" and "the
+version check" are how code tasks are phrased. A query matching by accident only lets changelogs
 compete again on their ranking, as they always did."""
 
 
@@ -64,5 +63,5 @@ def is_changelog(path: str) -> bool:
 
 
 def wants_changelog(query: str) -> bool:
-    """Whether the task text asks about changes, releases or versions."""
+    """Whether the task text asks about changelogs, releases or release notes."""
     return bool(_CHANGELOG_WORDS.search(query))
