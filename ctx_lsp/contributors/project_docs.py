@@ -22,6 +22,11 @@ from ctx_lsp.vocabulary import BundleRequest, Candidate, ContributorName, Offer,
 
 INSTRUCTION_FILES = ("PENGUIN.md", "AGENTS.md", "CLAUDE.md")
 FALLBACK_FILE = "README.md"
+README_FOCUS_MIN_HEADINGS = 2
+"""A README is shown beyond its headings only when the task's words match at least two of
+its sections: one shared word ("response", "client") is how every code task matches it."""
+README_WHOLE_MAX_TOKENS = 400
+"""A README this small is shown whole anyway: its headings would save next to nothing."""
 
 
 _NAMES = (*INSTRUCTION_FILES, FALLBACK_FILE)
@@ -87,7 +92,12 @@ class ProjectDocs:
         entry, reason = found
         q = set(query_terms(ctx.query))
         focus = tuple(s.qualname for s in entry.outline.symbols if q & set(query_terms(f"{s.name} {s.doc}")))
-        candidate = file_candidate(ctx, entry, self.name, 1.0, reason, ctx.max_tier, focus)
+        # Agent instructions are read whole when they fit; a README (the fallback) is for
+        # people, so its headings say enough unless the task is about what it documents.
+        is_readme = posixpath.basename(entry.path) == FALLBACK_FILE
+        skim = is_readme and len(focus) < README_FOCUS_MIN_HEADINGS and entry.tokens > README_WHOLE_MAX_TOKENS
+        tier = Tier.OUTLINE if skim else ctx.max_tier
+        candidate = file_candidate(ctx, entry, self.name, 1.0, reason, tier, focus)
         return Offer(self.name, [readable(ctx, entry, candidate)], self.strategy)
 
 

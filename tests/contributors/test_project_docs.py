@@ -176,3 +176,23 @@ def test_whole_readme_without_headings_is_readable(make_engine) -> None:
     for tier in (Tier.OUTLINE, Tier.FULL):
         r = rendered(candidate, tier, 500, engine.counter)
         assert r.content == "Just a paragraph about serving.\n" and (r.start_line, r.end_line) == (3, 3)
+
+
+BIG_README = "# Project\n\n" + "".join(
+    f"## Section {i}\n\n"
+    + "".join(f"Paragraph {j} about feature {i}, response handling and clients.\n\n" for j in range(8))
+    for i in range(8)
+)
+
+
+def test_a_big_readme_shows_its_headings_unless_the_task_is_about_it(make_engine) -> None:
+    """Ensure that a large README (the fallback, written for people) is offered as its
+    headings for a code task, and in full when the task's words match several sections."""
+    engine = make_engine({**CODE, "README.md": BIG_README})
+    (skim,) = offer_of(CONTRIBUTOR, context(engine, {"query": "fix the serve loop"})).candidates
+    assert skim.tier == Tier.OUTLINE
+    (full,) = offer_of(CONTRIBUTOR, context(engine, {"query": "section feature paragraph"})).candidates
+    assert full.tier > Tier.OUTLINE
+    agents = make_engine({**CODE, "AGENTS.md": BIG_README.replace("# Project", "# Agents")})
+    (rules,) = offer_of(CONTRIBUTOR, context(agents, {"query": "fix the serve loop"})).candidates
+    assert rules.tier > Tier.OUTLINE  # instructions for agents are read, not skimmed
