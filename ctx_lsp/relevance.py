@@ -117,6 +117,12 @@ worse at 2K (measured in session 1); the graph's main use is the codebase map.""
 FOCUS_SYMBOLS = 10
 """A hit file's matching symbols kept first when its outline is pruned (was 3–5 in session 1:
 keeping 10 lifted fn@2K cold 38 → 44, open 15 → 21 together with the map's ranked definitions)."""
+BODY_SYMBOLS = 3
+"""A hit file at tier 2 shows the bodies of its best three matching symbols; its other
+matches keep their signatures first in the outline (NAMED_HIT_RANK). Showing all ten
+bodies took the depth room of one file and cost cold fn@2K 69 → 55."""
+NAMED_HIT_RANK = 1.5
+"""Outline rank of a hit symbol whose body is not shown: above any graph rank (≤ 1)."""
 DEFINITIONS_RANKED = 20
 """Definitions per file ranked by the graph, kept after the matching symbols."""
 

@@ -8,18 +8,20 @@ task mentions, outranks an equally worded stranger.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from ctx_lsp.contributors.base import AssemblyContext, RankedFile, definition_ranks, file_candidate
 from ctx_lsp.contributors.kinds import is_changelog, wants_changelog
 from ctx_lsp.index.search import SearchHit
 from ctx_lsp.relevance import (
+    BODY_SYMBOLS,
     DEFINITIONS_RANKED,
     EXTRA_HIT_WEIGHT,
     FOCUS_SYMBOLS,
     GRAPH_BLEND,
     MAX_CANDIDATE_FILES,
     MAX_EXTRA_HITS,
+    NAMED_HIT_RANK,
     SEARCH_HITS,
     TEST_FILE_FACTOR,
 )
@@ -107,6 +109,10 @@ class Retrieval:
             if r.score > r.lexical + 1e-9:
                 near = "the working files" if ctx.working else "what the task names"
                 reason += f"; near {near} in the reference graph"
+            # Bodies for the best few hits; the other hits' signatures are kept first in the
+            # outline (above the graph's ranks), so a pruned outline still names them.
+            bodies, named = symbols[:BODY_SYMBOLS], symbols[BODY_SYMBOLS:]
+            graph_ranks = definition_ranks(ctx, ctx.rank, r.abs_path, DEFINITIONS_RANKED)
             candidates.append(
                 file_candidate(
                     ctx,
@@ -115,8 +121,20 @@ class Retrieval:
                     r.score,
                     reason,
                     ctx.tier,
-                    symbols,
-                    definition_ranks(ctx, ctx.rank, r.abs_path, DEFINITIONS_RANKED),
+                    bodies,
+                    with_named(graph_ranks, named) if named else graph_ranks,
                 )
             )
         return Offer(self.name, candidates, self.strategy)
+
+
+def with_named(ranks: Callable[[], dict[str, float]], named: Sequence[str]) -> Callable[[], dict[str, float]]:
+    """`ranks` with the `named` symbols above every graph rank (≤ 1), best first."""
+
+    def merged() -> dict[str, float]:
+        out = ranks()
+        for i, name in enumerate(named):
+            out[name] = NAMED_HIT_RANK - i / (10 * max(1, len(named)))
+        return out
+
+    return merged
