@@ -175,11 +175,15 @@ allocation on skeletons of as many candidates as fit, then grow the best: an age
 ten relevant things are does better than one shown two files in full. Session 1 used half,
 with full outlines; skeletons over 3/4 were part of session 2's 2K gains (cold file@2K
 68.6 → 82.6)."""
-DEPTH_SHARE = 0.4
-"""Bodies before breadth: a breadth contributor (retrieval) first spends up to this share of
+DEPTH_SHARE = 0.6
+"""Bodies before breadth: with no working files, retrieval first spends up to this share of
 its allocation showing its best files at tier 2 — the bodies of the symbols the task hits —
 because an agent must read the code it will change (issue 9: without a cursor, no key body
-appeared in 30 httpx bundles)."""
+appeared in 30 httpx bundles). 0.6 vs 0.4, cold, 2K/8K: fn 68.5/85.8 vs 65.1/86.0, line
+14.6/30.5 vs 10.5/28.3."""
+DEPTH_SHARE_WITH_WORKING_FILES = 0.4
+"""…and with working files, which already show the bodies the task names in them. Open
+mode, 2K/8K: 0.4 gives fn 47.5/75.0, file@2K 68.8; 0.6 gave 41.7/75.7, file@2K 61.4."""
 DEPTH_MIN_RELATIVE_SALIENCE = 0.5
 """Only files at least half as salient as the best get their bodies before breadth."""
 MAX_DEPTH_FILES = 3

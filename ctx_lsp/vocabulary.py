@@ -150,6 +150,9 @@ class Offer:
     name: ContributorName
     candidates: list[Candidate]
     strategy: Strategy = Strategy.DEPTH
+    depth_share: float = 0.0
+    """A breadth contributor's share of its allocation for bodies before breadth (its best
+    candidates at their focused tier), chosen by the contributor for this request."""
     whole_if_it_fits: bool = False
     """The request asked for these candidates whole (tier 3): the orchestrator gives the
     contributor room beyond its policy share, up to a limit, when that is what it takes."""

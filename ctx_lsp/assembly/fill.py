@@ -23,7 +23,6 @@ from ctx_lsp.code.tiers import TIER_CAP_TOKENS
 from ctx_lsp.relevance import (
     BREADTH_SHARE,
     DEPTH_MIN_RELATIVE_SALIENCE,
-    DEPTH_SHARE,
     MAX_DEPTH_FILES,
     MEDIUM_MIN_RELATIVE_SALIENCE,
     MEDIUM_OUTLINE_TOKENS,
@@ -197,7 +196,7 @@ def fill(
         taken[p.candidate.path] = name
 
     if offer.strategy == Strategy.BREADTH:
-        _depth_first(fresh, allocation, pricer, placed, place)
+        _depth_first(fresh, allocation, offer.depth_share, pricer, placed, place)
         _breadth(fresh, allocation, pricer, placed, place, taken, stretch)
     for c in fresh:
         if c.path in taken:
@@ -223,12 +222,14 @@ def fill(
     return placed
 
 
-def _depth_first(fresh: list[Candidate], allocation: int, pricer: Pricer, placed: list[Placed], place) -> None:
+def _depth_first(
+    fresh: list[Candidate], allocation: int, share: float, pricer: Pricer, placed: list[Placed], place
+) -> None:
     """Bodies before breadth: the best few candidates that want their focused tier get it,
-    within DEPTH_SHARE of the allocation. The budget rule: a file qualifies if it is at
+    within `share` of the allocation (the offer's `depth_share`). The budget rule: a file qualifies if it is at
     least DEPTH_MIN_RELATIVE_SALIENCE as salient as the best, at most MAX_DEPTH_FILES of
     them, each while at least MIN_DEPTH_TOKENS of the depth room are left."""
-    room = int(allocation * DEPTH_SHARE)
+    room = int(allocation * share)
     best = max((c.salience for c in fresh), default=0.0)
     for c in fresh:
         if len(placed) >= MAX_DEPTH_FILES or room < MIN_DEPTH_TOKENS:

@@ -16,6 +16,8 @@ from ctx_lsp.index.search import SearchHit
 from ctx_lsp.relevance import (
     BODY_SYMBOLS,
     DEFINITIONS_RANKED,
+    DEPTH_SHARE,
+    DEPTH_SHARE_WITH_WORKING_FILES,
     EXTRA_HIT_WEIGHT,
     FOCUS_SYMBOLS,
     GRAPH_BLEND,
@@ -125,7 +127,9 @@ class Retrieval:
                     with_named(graph_ranks, named) if named else graph_ranks,
                 )
             )
-        return Offer(self.name, candidates, self.strategy)
+        # Working files already show the bodies the task names in them: less depth here.
+        depth = DEPTH_SHARE_WITH_WORKING_FILES if ctx.working else DEPTH_SHARE
+        return Offer(self.name, candidates, self.strategy, depth_share=depth)
 
 
 def with_named(ranks: Callable[[], dict[str, float]], named: Sequence[str]) -> Callable[[], dict[str, float]]:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ctx_lsp.assembly.adjustments import Signals
 from ctx_lsp.assembly.orchestrator import assemble
 from ctx_lsp.config import Config
-from ctx_lsp.relevance import SKELETON_TOKENS
+from ctx_lsp.relevance import DEPTH_SHARE, SKELETON_TOKENS
 from ctx_lsp.tokens import counter_for, cut_to_tokens
 from ctx_lsp.vocabulary import Candidate, ContributorName, Format, Offer, Rendering, Strategy, Tier, memoised
 
@@ -44,9 +44,14 @@ def text_candidate(
 
 
 def offers(**by_contributor: list[Candidate]) -> dict[str, Offer]:
+    """Offers as the contributors make them: retrieval spends DEPTH_SHARE on bodies first."""
+    breadth = ("retrieval", "codebase_map")
     return {
         name: Offer(
-            ContributorName(name), cands, Strategy.BREADTH if name in ("retrieval", "codebase_map") else Strategy.DEPTH
+            ContributorName(name),
+            cands,
+            Strategy.BREADTH if name in breadth else Strategy.DEPTH,
+            depth_share=DEPTH_SHARE if name == "retrieval" else 0.0,
         )
         for name, cands in by_contributor.items()
     }
