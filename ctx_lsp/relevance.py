@@ -121,6 +121,9 @@ BODY_SYMBOLS = 3
 """A hit file at tier 2 shows the bodies of its best three matching symbols; its other
 matches keep their signatures first in the outline (NAMED_HIT_RANK). Showing all ten
 bodies took the depth room of one file and cost cold fn@2K 69 → 55."""
+LARGE_BUDGET_TOKENS = 16_000
+"""From this budget on, a hit file's tier 2 shows the bodies of all its FOCUS_SYMBOLS hits:
+there is room, and three bodies cost line recall at 32K (50.2 → 40.2, cold)."""
 NAMED_HIT_RANK = 1.5
 """Outline rank of a hit symbol whose body is not shown: above any graph rank (≤ 1)."""
 DEFINITIONS_RANKED = 20

@@ -179,6 +179,7 @@ def prepare(request: BundleRequest, policy: Policy, sources: Sources) -> Assembl
         graph=sources.graph,
         mentioned=frozenset(identifiers(request.query)),
         renders=sources.renders,
+        budget=policy.budget.total,
         docs_cap=policy.agent.docs_cap,
         artifacts_budget=sources.config.artifacts_budget,
         library_docs=sources.library_docs,

@@ -96,6 +96,7 @@ class AssemblyContext:
     graph: ReferenceGraph | None = None
     mentioned: frozenset[str] = frozenset()  # identifiers named in the query
     renders: RenderCache = field(default_factory=RenderCache)
+    budget: int = 0  # the bundle's token budget (a contributor may offer more at larger budgets)
     docs_cap: int = 0  # the agent's library-docs cap
     artifacts_budget: int = 0
     library_docs: Callable[[], LibraryDocs] | None = None  # created on first use (costs a subprocess)

@@ -21,6 +21,7 @@ from ctx_lsp.relevance import (
     EXTRA_HIT_WEIGHT,
     FOCUS_SYMBOLS,
     GRAPH_BLEND,
+    LARGE_BUDGET_TOKENS,
     MAX_CANDIDATE_FILES,
     MAX_EXTRA_HITS,
     NAMED_HIT_RANK,
@@ -113,7 +114,8 @@ class Retrieval:
                 reason += f"; near {near} in the reference graph"
             # Bodies for the best few hits; the other hits' signatures are kept first in the
             # outline (above the graph's ranks), so a pruned outline still names them.
-            bodies, named = symbols[:BODY_SYMBOLS], symbols[BODY_SYMBOLS:]
+            body_count = BODY_SYMBOLS if ctx.budget < LARGE_BUDGET_TOKENS else FOCUS_SYMBOLS
+            bodies, named = symbols[:body_count], symbols[body_count:]
             graph_ranks = definition_ranks(ctx, ctx.rank, r.abs_path, DEFINITIONS_RANKED)
             candidates.append(
                 file_candidate(
