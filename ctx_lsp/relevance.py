@@ -121,6 +121,13 @@ BODY_SYMBOLS = 3
 """A hit file at tier 2 shows the bodies of its best three matching symbols; its other
 matches keep their signatures first in the outline (NAMED_HIT_RANK). Showing all ten
 bodies took the depth room of one file and cost cold fn@2K 69 → 55."""
+MID_BUDGET_TOKENS = 6000
+"""From this budget on, bodies win over breadth a little more: 5 bodies per hit file and
+0.8 of retrieval's allocation before breadth (measured separately, cold 2K/8K: 5 bodies
+fn 64.0/85.0 line 13.9/34.9; depth 0.8 fn 65.2/86.2 line 17.4/32.5; vs 3 bodies at 0.6
+fn 68.5/85.8 line 14.6/30.5 — both cost at 2K, both gain lines at 8K)."""
+MID_BUDGET_BODY_SYMBOLS = 5
+MID_BUDGET_DEPTH_SHARE = 0.8
 LARGE_BUDGET_TOKENS = 16_000
 """From this budget on, a hit file's tier 2 shows the bodies of all its FOCUS_SYMBOLS hits:
 there is room, and three bodies cost line recall at 32K (50.2 → 40.2, cold)."""

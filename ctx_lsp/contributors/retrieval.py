@@ -24,6 +24,9 @@ from ctx_lsp.relevance import (
     LARGE_BUDGET_TOKENS,
     MAX_CANDIDATE_FILES,
     MAX_EXTRA_HITS,
+    MID_BUDGET_BODY_SYMBOLS,
+    MID_BUDGET_DEPTH_SHARE,
+    MID_BUDGET_TOKENS,
     NAMED_HIT_RANK,
     SEARCH_HITS,
     TEST_FILE_FACTOR,
@@ -114,7 +117,7 @@ class Retrieval:
                 reason += f"; near {near} in the reference graph"
             # Bodies for the best few hits; the other hits' signatures are kept first in the
             # outline (above the graph's ranks), so a pruned outline still names them.
-            body_count = BODY_SYMBOLS if ctx.budget < LARGE_BUDGET_TOKENS else FOCUS_SYMBOLS
+            body_count = body_symbols(ctx.budget)
             bodies, named = symbols[:body_count], symbols[body_count:]
             graph_ranks = definition_ranks(ctx, ctx.rank, r.abs_path, DEFINITIONS_RANKED)
             candidates.append(
@@ -130,8 +133,21 @@ class Retrieval:
                 )
             )
         # Working files already show the bodies the task names in them: less depth here.
-        depth = DEPTH_SHARE_WITH_WORKING_FILES if ctx.working else DEPTH_SHARE
+        depth = DEPTH_SHARE_WITH_WORKING_FILES if ctx.working else depth_share(ctx.budget)
         return Offer(self.name, candidates, self.strategy, depth_share=depth)
+
+
+def body_symbols(budget: int) -> int:
+    """How many of a hit file's matching symbols show their bodies at tier 2: more as the
+    budget allows (relevance.py has the measurements)."""
+    if budget >= LARGE_BUDGET_TOKENS:
+        return FOCUS_SYMBOLS
+    return MID_BUDGET_BODY_SYMBOLS if budget >= MID_BUDGET_TOKENS else BODY_SYMBOLS
+
+
+def depth_share(budget: int) -> float:
+    """Retrieval's share for bodies before breadth, without working files."""
+    return MID_BUDGET_DEPTH_SHARE if budget >= MID_BUDGET_TOKENS else DEPTH_SHARE
 
 
 def with_named(ranks: Callable[[], dict[str, float]], named: Sequence[str]) -> Callable[[], dict[str, float]]:

@@ -122,3 +122,15 @@ def test_offers_at_most_the_candidate_file_limit(make_engine) -> None:
     engine = make_engine(files)
     offer = offer_of(CONTRIBUTOR, context(engine, {"query": "frobnicate"}))
     assert len(offer.candidates) == MAX_CANDIDATE_FILES
+
+
+def test_more_bodies_and_depth_as_the_budget_grows() -> None:
+    """Ensure that retrieval shows more bodies per file, and spends more on them before
+    breadth, as the budget grows — never fewer."""
+    from ctx_lsp.contributors.retrieval import body_symbols, depth_share
+
+    budgets = [1000, 2000, 4000, 6000, 8000, 16000, 32000, 128000]
+    bodies = [body_symbols(b) for b in budgets]
+    depths = [depth_share(b) for b in budgets]
+    assert bodies == sorted(bodies) and bodies[0] >= 1 and bodies[-1] > bodies[0]
+    assert depths == sorted(depths) and 0 < depths[0] <= depths[-1] < 1
