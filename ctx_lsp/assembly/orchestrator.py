@@ -190,10 +190,8 @@ def assemble(
         if gift <= 0:
             continue
         before = s.used
-        for p in s.placed:
-            taken.pop(p.candidate.path, None)
         s.allocation += gift
-        s.placed = fill(name, s.offer, s.allocation, taken, pricer, decisions)
+        _refill(s, taken, pricer, decisions)
         kept = min(gift, s.used - before) if s.used > before else 0
         pool -= kept  # what it could not use goes on to the next recipient
         s.allocation -= gift - kept
@@ -212,16 +210,9 @@ def assemble(
             s = states[name]
             if pool < IDLE_TOLERANCE * budget or name in reserved or _satisfied(s, taken):
                 continue
-            before, previous = s.used, s.placed
-            for p in previous:
-                taken.pop(p.candidate.path, None)
+            before = s.used
             s.allocation = before + pool
-            s.placed = fill(name, s.offer, s.allocation, taken, last_pricer, decisions, stretch=last_pricer is uncapped)
-            if s.used < before:  # the refill came out worse: keep what it had
-                for p in s.placed:
-                    taken.pop(p.candidate.path, None)
-                s.placed = previous
-                taken.update((p.candidate.path, name) for p in previous)
+            _refill(s, taken, last_pricer, decisions, stretch=last_pricer is uncapped)
             pool -= s.used - before
             s.allocation = s.used
             if s.used > before:
@@ -287,6 +278,22 @@ def outcome_of(p: Placed) -> str:
     if p.how is Placement.CUT:
         return f"in: tier {tier}, cut to the room that was left"
     return f"in: tier {tier}, as asked{cut}"
+
+
+def _refill(
+    s: _State, taken: dict[str, str], pricer: Pricer, decisions: dict[str, Decision], *, stretch: bool = False
+) -> None:
+    """Fill `s` again with its (larger) allocation, its own paths released first; if the
+    refill comes out smaller than what it had, it keeps what it had."""
+    previous, before = s.placed, s.used
+    for p in previous:
+        taken.pop(p.candidate.path, None)
+    s.placed = fill(s.name, s.offer, s.allocation, taken, pricer, decisions, stretch=stretch)
+    if s.used < before:
+        for p in s.placed:
+            taken.pop(p.candidate.path, None)
+        s.placed = previous
+        taken.update((p.candidate.path, s.name) for p in previous)
 
 
 def _satisfied(state: _State, taken: Mapping[str, str]) -> bool:

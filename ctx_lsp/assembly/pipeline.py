@@ -4,8 +4,9 @@ with what share?" — read this module top to bottom, then the contributor that 
 1. **Policy** (`plan`): the context window type, the agent and the budget. Done before
    waiting for the index, so a bad request is refused at once.
 2. **Shared inputs** (`prepare`): the working files, the reference graph ranked towards
-   them and the query's identifiers, and the search ranking of files — each computed
-   once and read by every contributor that needs it.
+   them and the query's identifiers, the search ranking of files, the symbols it hit and
+   the working files' call neighbours — each computed once and read by every contributor
+   that needs it.
 3. **Conversation** (`window_conversation`): windowed into the share pass 3 would give it
    (asked of the orchestrator), shrinking a long newest turn from the inside, and rendered
    as the text's last part; its real tokens in the text are reserved out of the budget.
@@ -31,7 +32,7 @@ from ctx_lsp.config import AgentConfig, Config, WindowTypeConfig
 from ctx_lsp.contributors.base import AssemblyContext, RenderCache
 from ctx_lsp.contributors.registry import CONTRIBUTORS
 from ctx_lsp.contributors.retrieval import retrieve, top_hit_ratio
-from ctx_lsp.contributors.working_files import call_neighbours, resolve_working_files
+from ctx_lsp.contributors.working_files import call_neighbours, resolve_working_files, symbol_matches
 from ctx_lsp.docs.library import LibraryDocs
 from ctx_lsp.errors import CtxError, InvalidParam
 from ctx_lsp.history.messages import message_tokens
@@ -189,7 +190,8 @@ def prepare(request: BundleRequest, policy: Policy, sources: Sources) -> Assembl
     personal = {w.entry.abs_path: w.salience for w in ctx.working}
     ctx.rank = sources.graph.rank(personal, ctx.mentioned, definition_files=0)
     ctx.ranked = retrieve(ctx)
-    ctx.neighbours = call_neighbours(ctx)
+    ctx.hit_symbols = symbol_matches(ctx)
+    ctx.neighbours = call_neighbours(ctx, ctx.hit_symbols)
     return ctx
 
 
@@ -292,6 +294,7 @@ def assemble_with(
     spent outside the orchestrator's text."""
     budget = policy.budget.total
     counter = sources.counter
+    signals = signals_of(ctx)
 
     def run(reserved: dict[str, int]) -> Outcome:
         return assemble(
@@ -303,7 +306,7 @@ def assemble_with(
             counter,
             title,
             request.format,
-            signals_of(ctx),
+            signals,
             reserved,
         )
 

@@ -105,6 +105,8 @@ class AssemblyContext:
     working: list[WorkingFile] = field(default_factory=list)
     rank: RankResult | None = None  # the graph rank personalised to the working files and query
     ranked: list[RankedFile] = field(default_factory=list)  # the search ranking of files
+    hit_symbols: dict[str, dict[str, float]] = field(default_factory=dict)
+    """abs_path → {qualname: best lexical score} of the symbols the task's search hit."""
     neighbours: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """abs_path → symbols there that the working files' symbols call or are called by."""
 

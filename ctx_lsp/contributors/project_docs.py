@@ -11,10 +11,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import replace
 
-from ctx_lsp.code.markdown import readable_markdown
-from ctx_lsp.code.tiers import render
 from ctx_lsp.contributors.base import AssemblyContext, file_candidate
-from ctx_lsp.errors import CtxError
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.terms import query_terms
 from ctx_lsp.tokens import TokenCounter
@@ -101,38 +98,22 @@ class ProjectDocs:
         return Offer(self.name, [readable(ctx, entry, candidate)], self.strategy)
 
 
-READABLE = "readable"
-"""Render-cache key prefix of `readable` renderings (the plain ones share the rest of the key)."""
-
-
 def readable(ctx: AssemblyContext, entry: IndexedFile, candidate: Candidate) -> Candidate:
-    """The candidate with the file's whole text shown readable: HTML and badges blanked
-    (`readable_markdown`), so the line range still holds.
+    """The candidate with its whole text (tier 3, or markdown without headings) trimmed of
+    the blank lines that blanked HTML and badges leave at its start and end.
 
-    Outlines (tiers 1 and 2) are readable wherever markdown is rendered (`outline_rows`);
-    the whole text (tier 3, or markdown without headings at any tier) is the file as
-    `tiers.py` is given it, so instructions files, shown whole in most bundles, are
-    rendered here from their readable text.
-    """
+    Markdown is rendered readable (`readable_markdown`: no HTML, no badges, same line
+    numbers) wherever it is rendered; an instructions file is shown whole in most bundles,
+    and a README's centred logo would otherwise open it with a run of empty lines."""
     outlined = candidate.render
     if entry.outline.language != "markdown":
         return candidate
 
     def rendering(tier: Tier, cap: int) -> Rendering:
+        whole = outlined(tier, cap)
         if tier < Tier.FULL and entry.outline.symbols:
-            return outlined(tier, cap)
-        key = (READABLE, entry.abs_path, entry.hash, entry.overlay_version, int(tier), cap)
-        hit = ctx.renders.get(key)
-        if hit is None:
-            try:
-                text, current = ctx.workspace.read_text(entry)
-            except CtxError:
-                return outlined(tier, cap)  # which reports the file as left out, once
-            whole = render(current.path, readable_markdown(text), current.outline, tier, ctx.counter, cap_tokens=cap)
-            hit = _trimmed(whole, ctx.counter)
-            if current is entry:
-                ctx.renders.put(key, hit)
-        return hit
+            return whole
+        return _trimmed(whole, ctx.counter)
 
     return replace(candidate, render=memoised(rendering))
 

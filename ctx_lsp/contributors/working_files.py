@@ -136,14 +136,13 @@ def task_symbols(hits: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(name for name, score in ranked if score >= TASK_SYMBOL_MIN_RELATIVE_SCORE * best)[:MAX_TASK_SYMBOLS]
 
 
-def call_neighbours(ctx: AssemblyContext) -> dict[str, tuple[str, ...]]:
+def call_neighbours(ctx: AssemblyContext, matches: Mapping[str, Mapping[str, float]]) -> dict[str, tuple[str, ...]]:
     """Symbols in other files that the working files' symbols that matter (the cursor's,
     the edited ones, or the ones the task names) call or are called by: a change to a
     working file usually reaches them. A shared input: retrieval and the map keep them
     first when they outline those files."""
     if ctx.graph is None or not ctx.working:
         return {}
-    matches = symbol_matches(ctx)
     out: dict[str, dict[str, None]] = {}
     for w in ctx.working:
         here = w.entry.abs_path
@@ -167,7 +166,7 @@ class WorkingFiles:
         return True
 
     def offer(self, ctx: AssemblyContext) -> Offer:
-        matches = symbol_matches(ctx) if ctx.working else {}
+        matches = ctx.hit_symbols
         candidates = []
         for w in ctx.working:
             tier = ctx.tier
