@@ -71,7 +71,8 @@ def waste_workspace(root: Path) -> Path:
             "README.md": README,
             "CHANGELOG.md": CHANGELOG,
             "httpx/__init__.py": "",
-            "httpx/_client.py": CLIENT,
+            # Long enough that the file is never shown whole at 4K: its outline is what is tested.
+            "httpx/_client.py": CLIENT + "".join(f"\n\ndef helper_{i}(v):\n    return v + {i}\n" for i in range(400)),
             "httpx/_config.py": 'class Timeout:\n    """Timeouts: connect, read, write."""\n',
         },
     )

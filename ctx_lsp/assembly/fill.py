@@ -46,6 +46,7 @@ class Placement(Enum):
     BREADTH = "an outline, so that more files fit (breadth first)"
     CUT = "cut to the room that was left"
     CONDENSED = "condensed while the bundle was over budget"
+    WHOLE = "the whole file, with budget nothing else could use"
 
 
 @dataclass

@@ -222,6 +222,13 @@ def assemble(
                     f"as no one else could use them (used {before} → {s.used})"
                 )
 
+    # Still idle: everything anyone offered is in. Rather than leave it, show the best
+    # code files whole, best first — the outline of a file the task hits is a map of
+    # where to look; the file itself is what an agent reads (DESIGN: no idle budget).
+    pool += sum(states[n].allocation - states[n].used for n in order)
+    if pool >= IDLE_TOLERANCE * budget:
+        pool -= _deepen(states, order, reserved, pool, uncapped, reallocations)
+
     # Pass 5: render, and condense while over budget.
     condensations: list[str] = []
     presentation = list(offers)
@@ -254,6 +261,44 @@ def assemble(
     )
 
 
+DEEPENS = (ContributorName.RETRIEVAL, ContributorName.CODEBASE_MAP)
+"""Contributors whose outlines grow to whole files with budget nobody else can use."""
+
+
+def _deepen(
+    states: Mapping[str, _State],
+    order: Sequence[str],
+    reserved: Mapping[str, int],
+    pool: int,
+    pricer: Pricer,
+    log: list[str],
+) -> int:
+    """Grow placed code outlines to whole files while `pool` allows, most salient first;
+    the tokens spent."""
+    grown: list[tuple[float, str, int]] = [
+        (p.candidate.salience, name, i)
+        for name in order
+        if name in DEEPENS and name not in reserved and name in states
+        for i, p in enumerate(states[name].placed)
+        if p.tier < Tier.FULL and p.candidate.min_tier < Tier.FULL
+    ]
+    spent = 0
+    for _, name, i in sorted(grown, key=lambda g: -g[0]):
+        s, p = states[name], states[name].placed[i]
+        room = pool - spent + p.cost
+        r = p.candidate.render(Tier.FULL, max(0, room))
+        if not r.content or r.truncated:
+            continue
+        cost = pricer.cost(p.candidate, r)
+        if cost <= p.cost or cost > room:
+            continue
+        s.placed[i] = Placed(p.candidate, r, cost, Placement.WHOLE)
+        spent += cost - p.cost
+        s.allocation += cost - p.cost
+        log.append(f"{name}: {p.candidate.path} shown whole with idle budget ({p.cost} → {cost} tokens)")
+    return spent
+
+
 def _whole_need(offer: Offer, pricer: Pricer) -> int:
     """Tokens the offer's candidates take at the tier they ask for (whole files)."""
     need = 0
@@ -275,6 +320,8 @@ def outcome_of(p: Placed) -> str:
         return f"in: tier {tier} outline — breadth first: more files as outlines (it asked for tier {wanted}){cut}"
     if p.how is Placement.SMALLER:
         return f"in: tier {tier} — tier {wanted} did not fit the room left{cut}"
+    if p.how is Placement.WHOLE:
+        return f"in: tier {tier} — the whole file, with budget nothing else could use"
     if p.how is Placement.CUT:
         return f"in: tier {tier}, cut to the room that was left"
     return f"in: tier {tier}, as asked{cut}"

@@ -248,3 +248,19 @@ def test_no_idle_budget_when_something_is_left_out(budget, sizes, n_work) -> Non
     ]
     if shortfall:
         assert out.total_tokens >= 0.95 * budget, (out.total_tokens, budget, [d.outcome for d in shortfall][:5])
+
+
+def test_idle_budget_shows_the_best_code_files_whole() -> None:
+    """Ensure that budget nothing else can use grows the most salient retrieval outlines
+    to whole files (best first), says so in explain, and never overruns."""
+    rt = [
+        text_candidate("retrieval", "best.py", 1.0, {1: 3, 2: 10, 3: 40}, Tier.FOCUSED),
+        text_candidate("retrieval", "next.py", 0.6, {1: 3, 2: 10, 3: 400}, Tier.FOCUSED),
+    ]
+    out = run(offers(retrieval=rt), 1500)
+    tiers = {s.path: s.tier for s in out.sections}
+    assert tiers == {"best.py": 3, "next.py": 2}  # next.py whole does not fit what is idle
+    best = next(d for d in out.decisions if d.path == "best.py")
+    assert best.outcome == "in: tier 3 — the whole file, with budget nothing else could use"
+    assert any("best.py shown whole with idle budget" in r for r in out.reallocations)
+    assert out.total_tokens <= 1500
