@@ -29,12 +29,13 @@ from ctx_lsp.vocabulary import Tier
         (
             "def progressbar(iterable: Iterable[V] | None = None, length: int | None = None, "
             "label: str | None = None, show_eta: bool = True) -> ProgressBar[V]",
-            "def progressbar(iterable: Iterable[V] | None = None, …) -> ProgressBar[V]",
+            "def progressbar(…) -> ProgressBar[V]",
         ),
         (
             "def f(a: dict[str, int], " + "b" * 60 + ": dict[str, tuple[int, int, int]], c: int = 3) -> None",
             "def f(a: dict[str, int], …) -> None",
         ),
+        ("def g(a: int, b: int, c: int, d: int, e: int) -> None", "def g(a: int, b: int, …) -> None"),
         ("def x(" + "a" * 200 + ") -> int", "def x(…) -> int"),
     ],
 )

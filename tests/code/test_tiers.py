@@ -446,6 +446,6 @@ def test_compact_outline_lists_definitions_only(counter: TokenCounter) -> None:
     assert "import os" in full.content and "import os" not in compact.content
     assert "Configure everything" in full.content and "Configure everything" not in compact.content
     assert "A module." in compact.content and "LIMIT = 3" in compact.content
-    assert 'def configure(first_option: int = 1, second_option: str = "two", …) -> None' in compact.content
+    assert "def configure(…) -> None" in compact.content  # the name and the return type, not 90 chars
     assert "class Thing:" in compact.content and "def method(self) -> int" in compact.content
     assert compact.tokens < full.tokens and not compact.truncated
