@@ -7,12 +7,20 @@ Sources are merged in DESIGN's order, later wins: built-in defaults → `[tool.c
 Unknown keys are warnings (a typo must not stop the server), wrong types are errors that
 name the key path, because a silently ignored `max_file_bytes = "1MB"` would be worse than
 a refusal. Keys may be written snake_case or camelCase (editors send camelCase).
+
+Trust: a workspace's own config files come with the repository, which may be a stranger's
+clone; the client settings are the user's own. So a workspace file may not point the
+server outside the workspace (`docs.folders`, `python.interpreter`: refused with a
+warning naming the key) nor opt secret files back in (`index.include_secrets`), while the
+user's settings may do both. A cloned repository must never be able to make the server
+read `~/.ssh`.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import os
 import re
 import sys
 import types
@@ -22,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctx_lsp.errors import ConfigError
+from ctx_lsp.errors import ConfigError, CtxError
+from ctx_lsp.gate import inside, read_file
 from ctx_lsp.vocabulary import AdjustmentRule, ContributorName
 
 if sys.version_info >= (3, 11):
@@ -34,6 +43,7 @@ MAX_FILE_BYTES = 1_000_000
 """Files above 1 MB are listed but not parsed: they are almost always generated or data."""
 
 CONFIG_FILE_NAMES = ("ctx-lsp.toml", ".ctx-lsp.toml")
+MAX_CONFIG_BYTES = 1_000_000
 
 
 @dataclass
@@ -52,6 +62,10 @@ class IndexConfig:
     """Processes for a cold index; 0 picks min(cores, 4) for large workspaces, 1 disables."""
     cache: bool = True
     """Keep the index in `.ctx-lsp/index.sqlite3` so a restart only re-parses what changed."""
+    include_secrets: list[str] = field(default_factory=list)
+    """Gitignore-style globs of files that look like secrets but are not (`.env.example`,
+    a `secrets.py` of code), indexed like any file. Only from the user's own settings:
+    a workspace's config file cannot opt secrets in (see `index/secret_files.py`)."""
 
 
 @dataclass
@@ -196,13 +210,16 @@ class DocsConfig:
     allow_full_library: list[str] = field(default_factory=list)
     """Libraries that may be asked for without a topic."""
     folders: dict[str, list[str]] = field(default_factory=dict)
-    """library → docs folders (relative to the workspace) to read besides the environment."""
+    """library → docs folders (relative to the workspace) to read besides the environment.
+    From a workspace's config file they must lie inside the workspace; the user's own
+    settings may name any folder."""
 
 
 @dataclass
 class PythonConfig:
     interpreter: str = ""
-    """Interpreter whose environment library docs come from; "" finds .venv, VIRTUAL_ENV, then ours."""
+    """Interpreter whose environment library docs come from; "" finds .venv, VIRTUAL_ENV, then ours.
+    From a workspace's config file it must lie inside the workspace."""
 
 
 @dataclass
@@ -237,6 +254,9 @@ class LoadedConfig:
     config: Config
     warnings: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    trusted_folders: tuple[str, ...] = ()
+    """Docs folders named by the user's own settings (absolute): the only places outside
+    the workspace that library docs are read from."""
 
 
 def _snake(key: str) -> str:
@@ -396,12 +416,76 @@ def validate(config: Config) -> None:
         )
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, root: Path) -> dict[str, Any]:
+    """A workspace config file, read through the gate (it may be a link out of the
+    workspace or a FIFO). Raises ConfigError for invalid TOML, CtxError or OSError when
+    the file is refused or unreadable."""
+    data = read_file(path, [root], MAX_CONFIG_BYTES).data
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as err:
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(str(path.name), f"not valid TOML: {err}") from err
+
+
+def resolve_path(value: str, root: Path | None) -> Path:
+    """A path-valued setting: `~` expanded, relative to the workspace root."""
+    path = Path(value).expanduser()
+    return root / path if root is not None and not path.is_absolute() else path
+
+
+def _outside(value: str, root: Path) -> bool:
+    try:
+        return not inside(os.path.realpath(resolve_path(value, root)), [root])
+    except (OSError, ValueError):
+        return True
+
+
+def confine(config: Config, root: Path) -> list[str]:
+    """Drop what a workspace's own config files may not set: paths that resolve outside
+    the workspace (links followed), and secret opt-ins. Returns a warning per value."""
+    warnings: list[str] = []
+    why = "a workspace's config may only name paths inside it; set it in your editor's settings to use it"
+    for library, folders in list(config.docs.folders.items()):
+        kept = []
+        for folder in folders:
+            if _outside(folder, root):
+                warnings.append(f"docs.folders.{library}: {folder!r} is outside the workspace, refused ({why})")
+            else:
+                kept.append(folder)
+        config.docs.folders[library] = kept
+    interpreter = config.python.interpreter
+    if interpreter and _outside(interpreter, root):
+        warnings.append(f"python.interpreter: {interpreter!r} is outside the workspace, refused ({why})")
+        config.python.interpreter = ""
+    if config.index.include_secrets:
+        warnings.append(
+            f"index.include_secrets: {config.index.include_secrets!r} refused; only your editor's settings "
+            "may opt secret files back in, never a workspace's config"
+        )
+        config.index.include_secrets = []
+    return warnings
+
+
+def _workspace_table(root: Path, name: str, warnings: list[str]) -> Any:
+    """The ctx-lsp table of one workspace config file; None if absent or refused. Invalid
+    TOML in pyproject.toml (not ours) is a warning, in our own files an error."""
+    path = root / name
+    if not os.path.lexists(path):
+        return None
+    try:
+        data = _read_toml(path, root)
+    except ConfigError as err:
+        if name != "pyproject.toml":
+            raise
+        warnings.append(f"pyproject.toml not read: {err}")
+        return None
+    except (CtxError, OSError) as err:
+        warnings.append(f"{name} not read: {err}")
+        return None
+    if name != "pyproject.toml":
+        return data
+    tool = data.get("tool")
+    return tool.get("ctx-lsp") if isinstance(tool, Mapping) else None
 
 
 def load(root: Path | None, overrides: Mapping[str, Any] | None = None) -> LoadedConfig:
@@ -410,23 +494,18 @@ def load(root: Path | None, overrides: Mapping[str, Any] | None = None) -> Loade
     warnings: list[str] = []
     sources: list[str] = ["defaults"]
     if root is not None:
-        pyproject = root / "pyproject.toml"
-        if pyproject.is_file():
-            try:
-                table = _read_toml(pyproject).get("tool", {}).get("ctx-lsp")
-            except (ConfigError, OSError) as err:
-                warnings.append(f"pyproject.toml not read: {err}")
-                table = None
+        for name in ("pyproject.toml", *CONFIG_FILE_NAMES):
+            table = _workspace_table(root, name, warnings)
             if table is not None:
                 warnings += merge_into(config, table)
-                sources.append("pyproject.toml [tool.ctx-lsp]")
-        for name in CONFIG_FILE_NAMES:
-            candidate = root / name
-            if candidate.is_file():
-                warnings += merge_into(config, _read_toml(candidate))
-                sources.append(name)
+                sources.append("pyproject.toml [tool.ctx-lsp]" if name == "pyproject.toml" else name)
+        warnings += confine(config, root)
+    trusted: list[str] = []
     if overrides:
         warnings += merge_into(config, overrides)
         sources.append("client")
+        user = Config()
+        merge_into(user, overrides)
+        trusted = [str(resolve_path(f, root)) for folders in user.docs.folders.values() for f in folders]
     validate(config)
-    return LoadedConfig(config, tuple(warnings), tuple(sources))
+    return LoadedConfig(config, tuple(warnings), tuple(sources), tuple(trusted))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -451,29 +452,94 @@ def test_weight_for_an_unknown_contributor_is_refused() -> None:
 # ---------------------------------------------------------------- workspace files may not point outside
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DESIGN: 'workspace config cannot point the server outside the workspace', "
-    "but docs.folders and python.interpreter from ctx-lsp.toml / pyproject.toml are taken as given",
-)
 @pytest.mark.parametrize(
     ("toml", "key"),
     [
         ('[docs.folders]\nevil = ["/etc"]\n', "docs.folders"),
         ('[docs.folders]\nevil = ["../../outside"]\n', "docs.folders"),
         ('[python]\ninterpreter = "/bin/sh"\n', "python.interpreter"),
+        ('[docs.folders]\nevil = ["~/.ssh"]\n', "docs.folders"),
+        ('[docs.folders]\nevil = ["docs", "linked"]\n', "docs.folders"),
+        ('[python]\ninterpreter = "linked/python"\n', "python.interpreter"),
+        ('[tool.ctx-lsp.docs.folders]\nevil = ["/etc"]\n', "docs.folders"),
     ],
-    ids=["docs-folder-absolute", "docs-folder-dotdot", "interpreter-absolute"],
+    ids=[
+        "docs-folder-absolute",
+        "docs-folder-dotdot",
+        "interpreter-absolute",
+        "docs-folder-home",
+        "docs-folder-link-out",
+        "interpreter-under-a-link-out",
+        "pyproject",
+    ],
 )
 def test_workspace_config_cannot_point_outside_the_workspace(tmp_path: Path, toml: str, key: str) -> None:
     """Ensure that a path outside the workspace in a workspace config file is refused: either
-    an error naming the key, or a warning naming it and the path dropped."""
-    root = workspace(tmp_path, {"ctx-lsp.toml": toml})
+    an error naming the key, or a warning naming it and the path dropped. A link inside the
+    workspace that leads out counts as outside."""
+    name = "pyproject.toml" if toml.startswith("[tool.") else "ctx-lsp.toml"
+    root = workspace(tmp_path, {name: toml, "docs/guide.md": "# Guide\n"})
+    (tmp_path / "outside").mkdir()
+    (root / "linked").symlink_to(tmp_path / "outside")
     try:
         loaded = load(root)
     except ConfigError as err:
         assert err.key.startswith(key)
         return
-    assert any(key in w for w in loaded.warnings)
+    assert any(w.startswith(key) and "outside the workspace" in w for w in loaded.warnings), loaded.warnings
     config = loaded.config
-    assert config.python.interpreter == "" and not any(config.docs.folders.values())
+    assert config.python.interpreter == ""
+    assert all(folder == "docs" for folders in config.docs.folders.values() for folder in folders)
+
+
+def test_paths_inside_the_workspace_are_kept(tmp_path: Path) -> None:
+    """Ensure that workspace config naming folders and an interpreter inside the workspace
+    (also through a link that stays inside) is taken as given, with no warning."""
+    toml = '[docs.folders]\nmine = ["docs", "alias"]\n\n[python]\ninterpreter = ".venv/bin/python"\n'
+    root = workspace(tmp_path, {"ctx-lsp.toml": toml, "docs/guide.md": "# Guide\n"})
+    (root / "alias").symlink_to(root / "docs")
+    loaded = load(root)
+    assert loaded.warnings == ()
+    assert loaded.config.docs.folders == {"mine": ["docs", "alias"]}
+    assert loaded.config.python.interpreter == ".venv/bin/python"
+
+
+def test_the_users_own_settings_may_point_outside(tmp_path: Path) -> None:
+    """Ensure that the editor's settings (initializationOptions) are trusted where the
+    workspace's files are not: folders and an interpreter outside are kept, and their
+    folders are the ones library docs may read outside the workspace."""
+    root = workspace(tmp_path, {"ctx-lsp.toml": '[docs.folders]\nevil = ["/etc"]\n'})
+    overrides = {"docs": {"folders": {"mine": ["../shared-docs"]}}, "python": {"interpreter": "/usr/bin/python3"}}
+    loaded = load(root, overrides)
+    assert loaded.config.docs.folders == {"evil": [], "mine": ["../shared-docs"]}
+    assert loaded.config.python.interpreter == "/usr/bin/python3"
+    assert loaded.trusted_folders == (str(root / "../shared-docs"),)
+    assert [w.split(":")[0] for w in loaded.warnings] == ["docs.folders.evil"]
+
+
+def test_a_workspace_cannot_opt_secrets_back_in(tmp_path: Path) -> None:
+    """Ensure that index.include_secrets from a workspace's config file is refused with a
+    warning naming the key, and taken from the user's own settings."""
+    root = workspace(tmp_path, {"pyproject.toml": pyproject('[tool.ctx-lsp.index]\ninclude_secrets = [".env"]')})
+    loaded = load(root)
+    assert loaded.config.index.include_secrets == []
+    assert any(w.startswith("index.include_secrets") for w in loaded.warnings)
+    loaded = load(root, {"index": {"includeSecrets": [".env.example"]}})
+    assert loaded.config.index.include_secrets == [".env.example"]
+
+
+@pytest.mark.parametrize("kind", ["link-out", "fifo"])
+def test_a_config_file_that_is_a_link_out_or_a_fifo_is_not_read(tmp_path: Path, kind: str) -> None:
+    """Ensure that a workspace config file is read through the gate: one that is a link out
+    of the workspace or a FIFO (which would block the read) is refused with a warning."""
+    root = workspace(tmp_path, {"a.py": ""})
+    outside = tmp_path / "outside.toml"
+    outside.write_text("artifacts_budget = 1234\n")
+    for name in ("pyproject.toml", "ctx-lsp.toml"):
+        if kind == "fifo":
+            os.mkfifo(root / name)
+        else:
+            (root / name).symlink_to(outside)
+    loaded = load(root)
+    assert loaded.config.artifacts_budget == 4000
+    assert [w.split(" ")[0] for w in loaded.warnings] == ["pyproject.toml", "ctx-lsp.toml"], loaded.warnings

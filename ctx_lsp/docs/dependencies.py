@@ -21,6 +21,8 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from ctx_lsp.docs.environment import normalize_name
+from ctx_lsp.errors import CtxError
+from ctx_lsp.gate import read_text
 
 __all__ = ["declared_dependencies", "project_name", "requirement_name"]
 
@@ -28,6 +30,8 @@ log = logging.getLogger(__name__)
 
 REQUIREMENTS_GLOBS = ("requirements*.txt", "requirements/*.txt", "requirements*.in")
 MAX_INCLUDE_DEPTH = 5
+MAX_WORKSPACE_FILE_BYTES = 1_000_000
+"""A pyproject.toml or requirements file larger than this is not one."""
 """`-r` chains deeper than this are cut: they are cycles more often than real layering."""
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)")
@@ -84,13 +88,14 @@ def _pyproject_requirements(data: Mapping[str, Any]) -> Iterator[str]:
 
 
 def read_pyproject(root: Path) -> Mapping[str, Any]:
+    """The workspace's pyproject.toml, read through the gate (it may be a link out of the
+    workspace or a FIFO); {} if absent, refused or not TOML."""
     path = root / "pyproject.toml"
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
+        return tomllib.loads(read_text(path, [root], MAX_WORKSPACE_FILE_BYTES))
     except FileNotFoundError:
         return {}
-    except (OSError, tomllib.TOMLDecodeError) as err:
+    except (OSError, CtxError, tomllib.TOMLDecodeError) as err:
         log.warning("%s: not readable as TOML (%s); its dependencies are ignored", path, err)
         return {}
 
@@ -109,20 +114,23 @@ def project_name(root: Path | None) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _requirements_lines(path: Path, depth: int, seen: set[Path]) -> Iterator[str]:
+def _requirements_lines(path: Path, depth: int, seen: set[Path], root: Path) -> Iterator[str]:
+    """Lines of a requirements file and the files it includes (`-r`), each read through
+    the gate: an include may not lead out of the workspace (`-r ~/.ssh/id_rsa` would put
+    the key's lines into the declared names)."""
     resolved = path.resolve()
     if resolved in seen or depth > MAX_INCLUDE_DEPTH:
         return
     seen.add(resolved)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_text(path, [root], MAX_WORKSPACE_FILE_BYTES)
+    except (OSError, CtxError):
         return
     for raw in text.splitlines():
         line = raw.strip()
         include = re.match(r"^(?:-r|--requirement)\s*=?\s*(\S+)", line)
         if include:
-            yield from _requirements_lines(path.parent / include.group(1), depth + 1, seen)
+            yield from _requirements_lines(path.parent / include.group(1), depth + 1, seen, root)
             continue
         yield line
 
@@ -154,5 +162,5 @@ def declared_dependencies(root: Path | None) -> list[str]:
     names = [requirement_name(r) for r in _pyproject_requirements(read_pyproject(root))]
     seen: set[Path] = set()
     for path in _requirements_files(root):
-        names += [requirement_name(line) for line in _requirements_lines(path, 0, seen)]
+        names += [requirement_name(line) for line in _requirements_lines(path, 0, seen, root)]
     return _unique(names, normalize_name(project_name(root)))

@@ -21,6 +21,7 @@ environment runs once per workspace, reading a library once per cold docs lookup
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -31,6 +32,9 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ctx_lsp.errors import CtxError
+from ctx_lsp.gate import read_head
 
 __all__ = [
     "LibraryEntry",
@@ -179,9 +183,12 @@ class _Headers:
 
 def read_text_capped(path: Path, limit: int = MAX_DOC_FILE_BYTES) -> str:
     """The first `limit` bytes of a file as text, bad UTF-8 replaced (installed files are
-    not ours to trust)."""
-    with open(path, "rb") as f:
-        return f.read(limit).decode("utf-8", "replace")
+    not ours to trust). Through the gate: a FIFO or a device in an environment must not
+    block or flood a docs lookup; a refusal is an OSError like any unreadable file."""
+    try:
+        return read_head(path, None, limit).decode("utf-8", "replace")
+    except CtxError as err:
+        raise OSError(errno.EINVAL, str(err)) from err
 
 
 def metadata_file(dist_dir: Path) -> Path | None:
@@ -276,8 +283,7 @@ def read_distribution(dist_dir: Path, site_dir: Path) -> LibraryEntry | None:
     if metadata is None:
         return None
     try:
-        with open(metadata, "rb") as f:
-            head = f.read(64_000).decode("utf-8", "replace")
+        head = read_text_capped(metadata, 64_000)
     except OSError:
         return None
     headers = parse_headers(head).values

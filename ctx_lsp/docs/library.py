@@ -224,7 +224,9 @@ class LibraryDocs:
     """Docs of the libraries a workspace uses; see the module docstring.
 
     `site_paths` skips asking an interpreter (tests, or an engine that already knows the
-    paths); `environ` is where `$VIRTUAL_ENV` is read from.
+    paths); `environ` is where `$VIRTUAL_ENV` is read from. `read_roots` are where docs
+    folders and the workspace's `llms.txt` may resolve to (default: the workspace root):
+    the engine adds the folders the user's own settings name, never a workspace's.
     """
 
     def __init__(
@@ -239,6 +241,7 @@ class LibraryDocs:
         cache_db: Path | None = None,
         site_paths: Sequence[Path] | None = None,
         environ: Mapping[str, str] | None = None,
+        read_roots: Sequence[Path] | None = None,
     ) -> None:
         self.workspace_root = workspace_root
         self.counter = counter
@@ -246,6 +249,9 @@ class LibraryDocs:
         self._interpreter = interpreter
         self._environ = os.environ if environ is None else environ
         self._docs_folders = _folder_map(docs_folders, workspace_root)
+        self._read_roots: tuple[Path, ...] | None = (
+            tuple(read_roots) if read_roots is not None else (workspace_root,) if workspace_root is not None else None
+        )
         self._allow_full = frozenset(normalize_name(n) for n in allow_full_library)
         self._given_paths = tuple(Path(p) for p in site_paths) if site_paths is not None else None
         self._cache: DocsCache[DocsResult] = DocsCache(cache_db, result_to_json, result_from_json)
@@ -296,7 +302,7 @@ class LibraryDocs:
             for missing in (p for p in paths if not os.path.exists(p)):
                 self._warnings.append(f"docs folder {missing} for {library} does not exist")
         for path in workspace_llms_files(self.workspace_root):
-            title = normalize_name(llms_title(path))
+            title = normalize_name(llms_title(path, self._read_roots))
             owner = (
                 entries[title].name
                 if title in entries
@@ -458,7 +464,7 @@ class LibraryDocs:
             if loaded is not None:
                 self._loaded.move_to_end(key)
                 return loaded
-            drafts = library_drafts(entry, self.paths(), self.workspace_root)
+            drafts = library_drafts(entry, self.paths(), self.workspace_root, self._read_roots)
             counts = self.counter.count_many([d.text for d in drafts])
             sections = tuple(
                 DocSection(entry.name, entry.version, d.title, d.path, d.line, d.kind, d.text, n, d.weight)

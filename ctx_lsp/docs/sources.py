@@ -33,6 +33,9 @@ from ctx_lsp.docs.environment import (
 )
 from ctx_lsp.docs.python_api import module_drafts, module_name, parse_module
 from ctx_lsp.docs.sections import Draft, Kind, document_drafts, document_format
+from ctx_lsp.errors import CtxError
+from ctx_lsp.gate import read_file
+from ctx_lsp.index.secret_files import holds_private_key, secret_pattern
 
 __all__ = [
     "add_extra_docs",
@@ -67,6 +70,11 @@ SKIPPED_DOC_DIRS = SKIPPED_DIRS | {"_build", "node_modules"}
 """Also skipped in docs folders: Sphinx output and JavaScript dependencies."""
 
 SKIPPED_FILES = frozenset({"conftest.py", "setup.py", "__main__.py"})
+
+Roots = Sequence[Path] | None
+"""Where docs files named by config may resolve to (None: anywhere). Workspace docs are
+read through the gate with these, so a docs folder swapped for a link out of the
+workspace after the config was checked serves nothing."""
 
 _EDITABLE_MAPPING = re.compile(r"^MAPPING\s*(?::[^=\n]*)?=\s*(\{.*?\})\s*$", re.M | re.S)
 
@@ -227,8 +235,8 @@ def python_drafts(files: Sequence[SourceFile]) -> list[Draft]:
     by_title: dict[tuple[str, str], Draft] = {}
     for f in files:
         try:
-            source = f.path.read_bytes()
-        except OSError:
+            source = read_file(f.path, None, MAX_FILE_BYTES).data
+        except (OSError, CtxError):
             continue
         rel = f.path.relative_to(f.root)
         for draft in module_drafts(module_name(rel.parts), parse_module(source), str(f.path), rel.as_posix()):
@@ -280,13 +288,16 @@ def _llms_in(directory: Path) -> Path | None:
     return None
 
 
-def doc_file_drafts(path: Path, label: str, display: str, kind: str) -> list[Draft]:
+def doc_file_drafts(path: Path, label: str, display: str, kind: str, roots: Roots = None) -> list[Draft]:
+    """One docs page's sections; nothing for a page that is refused, unreadable, over the
+    size limit, or holds a private key."""
     try:
-        if path.stat().st_size > MAX_DOC_FILE_BYTES:
-            return []
-        text = read_text_capped(path)
-    except OSError:
+        data = read_file(path, roots, MAX_DOC_FILE_BYTES).data
+    except (OSError, CtxError):
         return []
+    if holds_private_key(data):
+        return []
+    text = data.decode("utf-8", "replace")
     return document_drafts(
         text, label=label, path=str(path), display=display, kind=kind, fmt=document_format(path.name)
     )
@@ -299,15 +310,16 @@ def _doc_folder_files(folder: Path) -> list[Path]:
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DOC_DIRS and not d.startswith("."))
         for name in sorted(filenames):
-            if name.lower().endswith(DOC_SUFFIXES):
+            if name.lower().endswith(DOC_SUFFIXES) and secret_pattern(name) is None:
                 found.append(Path(dirpath) / name)
                 if len(found) >= MAX_DOC_FILES:
                     return found
     return found
 
 
-def extra_doc_drafts(entry: LibraryEntry, workspace_root: Path | None) -> list[Draft]:
-    """Docs folders and workspace `llms.txt` files configured for the library."""
+def extra_doc_drafts(entry: LibraryEntry, workspace_root: Path | None, roots: Roots = None) -> list[Draft]:
+    """Docs folders and workspace `llms.txt` files configured for the library, each file
+    read only if it resolves inside `roots`."""
     drafts: list[Draft] = []
     for doc in entry.extra_docs:
         folder = Path(doc)
@@ -315,7 +327,7 @@ def extra_doc_drafts(entry: LibraryEntry, workspace_root: Path | None) -> list[D
             display = _display(path, workspace_root) if workspace_root else path.as_posix()
             kind = Kind.LLMS if path.name in LLMS_FILES else Kind.GUIDE
             label = f"{entry.name} {path.name}" if kind == Kind.LLMS else display
-            drafts += doc_file_drafts(path, label, display, kind)
+            drafts += doc_file_drafts(path, label, display, kind, roots)
     return drafts
 
 
@@ -333,14 +345,16 @@ def package_llms_drafts(entry: LibraryEntry, files: Sequence[SourceFile]) -> lis
     return drafts
 
 
-def library_drafts(entry: LibraryEntry, paths: Sequence[Path], workspace_root: Path | None) -> list[Draft]:
+def library_drafts(
+    entry: LibraryEntry, paths: Sequence[Path], workspace_root: Path | None, roots: Roots = None
+) -> list[Draft]:
     """All sections of one library, in overview order: description, llms.txt, docs
-    folders, then the API of its modules (shallowest first)."""
+    folders (within `roots`), then the API of its modules (shallowest first)."""
     files = python_files(entry, paths)
     return [
         *description_drafts(entry),
         *package_llms_drafts(entry, files),
-        *extra_doc_drafts(entry, workspace_root),
+        *extra_doc_drafts(entry, workspace_root, roots),
         *python_drafts(files),
     ]
 
@@ -351,13 +365,13 @@ def workspace_llms_files(workspace_root: Path | None) -> list[Path]:
     return [workspace_root / name for name in LLMS_FILES if (workspace_root / name).is_file()]
 
 
-def llms_title(path: Path) -> str:
+def llms_title(path: Path, roots: Roots = None) -> str:
     """The `# Title` an llms.txt starts with (the format's one required element)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.strip():
-                    return line.strip().lstrip("#").strip() if line.startswith("# ") else ""
-    except OSError:
-        pass
+        text = read_file(path, roots, MAX_DOC_FILE_BYTES).data.decode("utf-8", "replace")
+    except (OSError, CtxError):
+        return ""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip().lstrip("#").strip() if line.startswith("# ") else ""
     return ""

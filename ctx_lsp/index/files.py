@@ -9,9 +9,13 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ctx_lsp.code.outline import Outline, outline_for, outline_from_json, outline_to_json
-from ctx_lsp.index.scan import looks_binary
+from ctx_lsp.errors import OutsideWorkspace
+from ctx_lsp.gate import Refused, read_file
+from ctx_lsp.index.scan import SkipReason, looks_binary
+from ctx_lsp.index.secret_files import holds_private_key
 from ctx_lsp.index.store import StoredFile
 from ctx_lsp.tokens import TokenCounter, counter_for
 
@@ -101,6 +105,18 @@ def binary_row(rel_path: str, data: bytes, mtime_ns: int) -> StoredFile:
     return StoredFile(rel_path, len(data), mtime_ns, content_hash(data), BINARY_LANGUAGE, 0, 0, 0, False, "")
 
 
+SECRET_LANGUAGE = "secret"
+"""Stored rows for files found to hold a private key by content: kept out like binaries,
+and not re-read on a warm start."""
+
+UNINDEXED_LANGUAGES = {BINARY_LANGUAGE: SkipReason.BINARY, SECRET_LANGUAGE: SkipReason.SECRET}
+"""Languages of cached rows that stand for a file kept out of the index, and the reason."""
+
+
+def secret_row(rel_path: str, data: bytes, mtime_ns: int) -> StoredFile:
+    return StoredFile(rel_path, len(data), mtime_ns, content_hash(data), SECRET_LANGUAGE, 0, 0, 0, False, "")
+
+
 def to_indexed(row: StoredFile, root: str, abs_path: str, display: str, outline: Outline | None = None) -> IndexedFile:
     return IndexedFile(
         root=root,
@@ -129,26 +145,46 @@ class ReadOutcome:
     error: str | None = None
 
 
-def read_and_analyse(abs_path: str, rel_path: str, size: int, mtime_ns: int, encoding: str) -> ReadOutcome:
-    """Worker entry point: read a file and analyse it, turning every failure into a reason."""
+class ReadJob(NamedTuple):
+    """One file for the index to read (a tuple: it crosses into worker processes)."""
+
+    abs_path: str
+    rel_path: str
+    root: str
+    """Its workspace folder: the file must still resolve inside it when it is opened."""
+    max_bytes: int
+    check_secret: bool
+    """Keep it out if its content is a private key (false only for opted-in paths)."""
+
+
+def read_and_analyse(job: ReadJob, encoding: str) -> ReadOutcome:
+    """Worker entry point: read a file through the gate and analyse it, turning every
+    failure into a reason."""
+    rel_path = job.rel_path
     try:
-        with open(abs_path, "rb") as fh:
-            data = fh.read()
+        read = read_file(job.abs_path, [job.root], job.max_bytes)
     except FileNotFoundError:
         return ReadOutcome(None, "deleted")
     except OSError as err:
-        return ReadOutcome(None, "unreadable", f"{rel_path}: {err.strerror or err}")
+        return ReadOutcome(None, SkipReason.UNREADABLE, f"{rel_path}: {err.strerror or err}")
+    except OutsideWorkspace:
+        return ReadOutcome(None, SkipReason.SYMLINK_OUTSIDE)
+    except Refused as err:
+        return ReadOutcome(None, err.reason)
+    data, mtime_ns = read.data, read.mtime_ns
     if looks_binary(data):
-        return ReadOutcome(binary_row(rel_path, data, mtime_ns), "binary")
+        return ReadOutcome(binary_row(rel_path, data, mtime_ns), SkipReason.BINARY)
+    if job.check_secret and holds_private_key(data):
+        return ReadOutcome(secret_row(rel_path, data, mtime_ns), SkipReason.SECRET)
     try:
         row = analyse(rel_path, data, len(data), mtime_ns, counter_for(encoding))
     except Exception as err:
         return ReadOutcome(None, "unparsable", f"{rel_path}: {type(err).__name__}: {err}")
     if row is None:
-        return ReadOutcome(None, "binary")
+        return ReadOutcome(None, SkipReason.BINARY)
     return ReadOutcome(row)
 
 
-def read_batch(batch: list[tuple[str, str, int, int]], encoding: str) -> list[ReadOutcome]:
+def read_batch(batch: list[ReadJob], encoding: str) -> list[ReadOutcome]:
     """Process-pool entry point: a batch amortises pickling and task overhead."""
-    return [read_and_analyse(a, r, s, m, encoding) for a, r, s, m in batch]
+    return [read_and_analyse(job, encoding) for job in batch]

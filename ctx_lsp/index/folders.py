@@ -2,25 +2,24 @@
 
 Every path that a request, an editor or the watcher names goes through `locate` before
 it is indexed or read. DESIGN (Security) allows only regular files inside the workspace
-folders, resolved at the moment of reading; with one function making that decision,
-there is one place to get it right.
+folders, resolved at the moment of reading: `locate` decides where a path lies, and
+`read` reads an indexed file through the gate (`ctx_lsp/gate.py`), which decides again
+on the opened file. Files that hold secrets are refused here too, by name and by content.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctx_lsp.errors import NotFound, OutsideWorkspace
+from ctx_lsp.config import MAX_FILE_BYTES
+from ctx_lsp.errors import OutsideWorkspace
+from ctx_lsp.gate import Reason, Refused, read_file
 from ctx_lsp.index.scan import IgnoreRules
+from ctx_lsp.index.secret_files import holds_private_key
 from ctx_lsp.index.store import CACHE_DIR_NAME
-
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-"""O_NOFOLLOW refuses a symlink swapped in after `locate` looked. O_NONBLOCK keeps a FIFO
-swapped in from blocking the open; it changes nothing for a regular file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,9 +80,19 @@ class Folders:
     editor adds a folder sees either the old set or the new one.
     """
 
-    def __init__(self, roots: Sequence[Path], ignore: Sequence[str], respect_gitignore: bool):
+    def __init__(
+        self,
+        roots: Sequence[Path],
+        ignore: Sequence[str],
+        respect_gitignore: bool,
+        include_secrets: Sequence[str] = (),
+        max_file_bytes: int = MAX_FILE_BYTES,
+    ):
         self._ignore = tuple(ignore)
         self._respect_gitignore = respect_gitignore
+        self._include_secrets = tuple(include_secrets)
+        self.max_file_bytes = max_file_bytes
+        """Files read for rendering are refused past this size, as the index refuses them."""
         self._folders: tuple[Folder, ...] = ()
         self.set_roots(roots)
 
@@ -101,14 +110,16 @@ class Folders:
         self._folders = tuple(old.get(r) or self._folder(r) for r in resolved)
         return [f for root, f in old.items() if root not in resolved]
 
-    def set_rules(self, ignore: Sequence[str], respect_gitignore: bool) -> None:
+    def set_rules(self, ignore: Sequence[str], respect_gitignore: bool, include_secrets: Sequence[str] = ()) -> None:
         """New ignore settings: rebuild every folder's rules (which also drops cached .gitignores)."""
         self._ignore = tuple(ignore)
         self._respect_gitignore = respect_gitignore
+        self._include_secrets = tuple(include_secrets)
         self._folders = tuple(self._folder(f.root) for f in self._folders)
 
     def _folder(self, root: Path) -> Folder:
-        return Folder(root, root.name or str(root), IgnoreRules(root, self._ignore, self._respect_gitignore))
+        rules = IgnoreRules(root, self._ignore, self._respect_gitignore, self._include_secrets)
+        return Folder(root, root.name or str(root), rules)
 
     def __iter__(self) -> Iterator[Folder]:
         return iter(self._folders)
@@ -125,24 +136,26 @@ class Folders:
         only when there are several folders."""
         return rel if len(self._folders) == 1 else f"{folder.name}/{rel}"
 
+    def secret(self, location: Location) -> str | None:
+        """The secret pattern a located file matches by name (None: not a secret)."""
+        return location.folder.rules.secrets.match(location.rel) if location.rel else None
+
     def read(self, abs_path: str) -> tuple[Location, bytes, int]:
         """Read an indexed file for rendering: its location, bytes and mtime (ns).
 
         The file is located again now, not trusted from when it was indexed: it may have
         been replaced by a symlink since (one that leaves the workspace raises
-        OutsideWorkspace, any other is NotFound: links are never followed). Raises
-        OSError if it cannot be read.
+        OutsideWorkspace, any other is NotFound: links are never followed), by a FIFO or a
+        device, or by a secret (`Refused`, a NotFound). Raises OSError if it cannot be read.
         """
         location = self.locate(abs_path)
         if location.abs_path != abs_path:
-            raise NotFound(f"{abs_path} is a symbolic link now; links are not followed")
-        fd = os.open(abs_path, _OPEN_FLAGS)
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise NotFound(f"{abs_path} is not a regular file now")
-            with os.fdopen(fd, "rb", closefd=False) as fh:
-                data = fh.read()
-        finally:
-            os.close(fd)
-        return location, data, st.st_mtime_ns
+            raise Refused(abs_path, Reason.CHANGED, "is a symbolic link now; links are not followed")
+        display = self.display_path(location.folder, location.rel)
+        pattern = self.secret(location)
+        if pattern is not None:
+            raise Refused(display, Reason.SECRET, f"holds secrets (matches {pattern!r}); never read")
+        read = read_file(abs_path, [location.folder.root], self.max_file_bytes)
+        if location.folder.rules.secrets.content_check(location.rel) and holds_private_key(read.data):
+            raise Refused(display, Reason.SECRET, "holds a private key; never shown")
+        return location, read.data, read.mtime_ns

@@ -23,9 +23,11 @@ from ctx_lsp import __version__
 from ctx_lsp.code.outline import outline_for
 from ctx_lsp.config import Config
 from ctx_lsp.errors import OutsideWorkspace
+from ctx_lsp.gate import Reason
 from ctx_lsp.index.files import (
-    BINARY_LANGUAGE,
+    UNINDEXED_LANGUAGES,
     IndexedFile,
+    ReadJob,
     ReadOutcome,
     analyse,
     content_hash,
@@ -82,6 +84,14 @@ class FileOutcome:
     change: Change
     entry: IndexedFile | None = None
     """The entry to hold from now on; set exactly for RESTAMPED and UPDATED."""
+    refused: str | None = None
+    """For an indexed file REMOVED because it is no longer one that may be read: why
+    (`outside`, `not_a_file`, `changed`); status lists it."""
+
+
+REFUSALS = frozenset({Reason.OUTSIDE, Reason.NOT_A_FILE, Reason.CHANGED, SkipReason.SYMLINK_OUTSIDE})
+"""Reasons an indexed file left the index that status reports as a refusal (a file
+deleted, ignored or grown too large is an ordinary change)."""
 
 
 class Indexer:
@@ -94,8 +104,9 @@ class Indexer:
         self._stores_lock = threading.Lock()
 
     def reconfigure(self, config: Config) -> None:
-        if config.tokenizer != self.config.tokenizer:
-            self.close_stores()  # reopened with the new tokenizer, which rebuilds them
+        old = self.config
+        if (config.tokenizer, config.index.include_secrets) != (old.tokenizer, old.index.include_secrets):
+            self.close_stores()  # reopened with the new key, which rebuilds them
         self.config = config
 
     # ------------------------------------------------------------------ the cache
@@ -104,7 +115,9 @@ class Indexer:
             store = self._stores.get(folder.root)
             if store is None:
                 if self.config.index.cache:
-                    store = IndexStore.open(folder.root, self.config.tokenizer, __version__)
+                    store = IndexStore.open(
+                        folder.root, self.config.tokenizer, __version__, secrets=self.config.index.include_secrets
+                    )
                 else:
                     store = IndexStore.memory()
                 self._stores[folder.root] = store
@@ -182,8 +195,8 @@ class Indexer:
                 continue
             row = stored.get(sf.rel_path)
             if row is not None and row.size == sf.size and row.mtime_ns == sf.mtime_ns:
-                if row.language == BINARY_LANGUAGE:
-                    stats.skipped[SkipReason.BINARY] += 1
+                if row.language in UNINDEXED_LANGUAGES:
+                    stats.skipped[UNINDEXED_LANGUAGES[row.language]] += 1
                     continue
                 try:
                     out[sf.abs_path] = to_indexed(row, root, sf.abs_path, display)
@@ -194,13 +207,15 @@ class Indexer:
             todo.append(sf)
         if progress:
             progress(total - len(todo), total, f"{len(todo)} files to parse")
-        outcomes = self._read_all(todo, lambda done: progress and progress(total - len(todo) + done, total, "parsing"))
+        outcomes = self._read_all(
+            folder, todo, lambda done: progress and progress(total - len(todo) + done, total, "parsing")
+        )
         fresh: list[StoredFile] = []
         touched: list[tuple[str, int, int]] = []
         for sf, outcome in zip(todo, outcomes):
-            if outcome.row is not None and outcome.row.language == BINARY_LANGUAGE:
+            if outcome.row is not None and outcome.row.language in UNINDEXED_LANGUAGES:
                 fresh.append(outcome.row)
-                stats.skipped[SkipReason.BINARY] += 1
+                stats.skipped[UNINDEXED_LANGUAGES[outcome.row.language]] += 1
                 continue
             if outcome.row is None:
                 stats.skipped[outcome.skip_reason or SkipReason.UNREADABLE] += 1
@@ -222,14 +237,23 @@ class Indexer:
         if progress:
             progress(total, total, "done")
 
-    def _read_all(self, todo: list[ScannedFile], on_done: Callable[[int], object]) -> list[ReadOutcome]:
+    def _job(self, folder: Folder, abs_path: str, rel_path: str) -> ReadJob:
+        return ReadJob(
+            abs_path,
+            rel_path,
+            str(folder.root),
+            self.config.index.max_file_bytes,
+            folder.rules.secrets.content_check(rel_path),
+        )
+
+    def _read_all(self, folder: Folder, todo: list[ScannedFile], on_done: Callable[[int], object]) -> list[ReadOutcome]:
         encoding = self.config.tokenizer
         workers = self._worker_count(len(todo))
-        jobs = [(f.abs_path, f.rel_path, f.size, f.mtime_ns) for f in todo]
+        jobs = [self._job(folder, f.abs_path, f.rel_path) for f in todo]
         if workers <= 1:
             results = []
             for i, job in enumerate(jobs, 1):
-                results.append(read_and_analyse(*job, encoding))
+                results.append(read_and_analyse(job, encoding))
                 if i % BATCH_FILES == 0:
                     on_done(i)
             return results
@@ -318,24 +342,28 @@ class Indexer:
         store = self._stores.get(Path(existing.root))
         if store is not None:
             store.delete_many([existing.rel_path])
-        return FileOutcome(abs_path, Change.REMOVED)
+        return FileOutcome(abs_path, Change.REMOVED, refused=Reason.OUTSIDE if location is None else None)
 
     def check(self, location: Location, existing: IndexedFile | None, *, force: bool = False) -> FileOutcome:
         """Compare one file on disk with its entry (None if not indexed); update the cache."""
         abs_path, folder, rel = location.abs_path, location.folder, location.rel
         try:
-            st = os.stat(abs_path)
+            st = os.stat(abs_path, follow_symlinks=False)
         except OSError:
             st = None
         entry: IndexedFile | None = None
+        reason: str | None = None
         if st is not None and not folder.rules.is_excluded(rel, False):
-            scanned, _reason = classify_file(abs_path, rel, st, folder.root, self.config.index.max_file_bytes)
+            scanned, reason = classify_file(
+                abs_path, rel, st, folder.root, self.config.index.max_file_bytes, folder.rules.secrets
+            )
             if scanned is not None:
                 if existing is not None and _same_stat(existing, st.st_size, st.st_mtime_ns) and not force:
                     return FileOutcome(abs_path, Change.UNCHANGED)
-                outcome = read_and_analyse(abs_path, rel, st.st_size, st.st_mtime_ns, self.config.tokenizer)
+                outcome = read_and_analyse(self._job(folder, abs_path, rel), self.config.tokenizer)
+                reason = outcome.skip_reason
                 row = outcome.row
-                if row is not None and row.language != BINARY_LANGUAGE:
+                if row is not None and row.language not in UNINDEXED_LANGUAGES:
                     if existing is not None and existing.hash == row.hash:
                         self._store(folder).touch_many([(rel, row.size, row.mtime_ns)])
                         return FileOutcome(
@@ -348,7 +376,8 @@ class Indexer:
         if existing is None:
             return FileOutcome(abs_path, Change.UNCHANGED)
         self._store(folder).delete_many([rel])
-        return FileOutcome(abs_path, Change.REMOVED)
+        refused = (Reason.OUTSIDE if reason == SkipReason.SYMLINK_OUTSIDE else reason) if reason in REFUSALS else None
+        return FileOutcome(abs_path, Change.REMOVED, refused=refused)
 
     # ------------------------------------------------------------------ text not from the disk scan
     def analysed(self, location: Location, data: bytes, mtime_ns: int) -> IndexedFile:

@@ -20,6 +20,11 @@ from pathlib import Path
 
 import pathspec
 
+from ctx_lsp.config import MAX_FILE_BYTES
+from ctx_lsp.errors import NotFound, OutsideWorkspace
+from ctx_lsp.gate import read_text
+from ctx_lsp.index.secret_files import SecretRules
+
 DEFAULT_IGNORED_DIRS = frozenset(
     {
         ".git",
@@ -152,6 +157,9 @@ class SkipReason:
     SYMLINK_INSIDE = "symlink_inside"
     UNREADABLE = "unreadable"
     NOT_A_FILE = "not_a_file"
+    SECRET = "secret"
+    CHANGED = "changed"
+    """Replaced (by a link, a FIFO) between being listed and being read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,16 +190,24 @@ def looks_binary(head: bytes) -> bool:
 
 
 class IgnoreRules:
-    """The ignore decision for one workspace folder: built-ins, configured globs, .gitignores.
+    """The ignore decision for one workspace folder: built-ins, configured globs, .gitignores,
+    and the files kept out because they hold secrets (`secrets`).
 
     Nested `.gitignore` files apply to their own subtree with paths relative to their
     directory, as in git. Specs are cached per directory, so re-checking a single path for
     the watcher is cheap.
     """
 
-    def __init__(self, root: Path, extra_globs: Sequence[str] = (), respect_gitignore: bool = True):
+    def __init__(
+        self,
+        root: Path,
+        extra_globs: Sequence[str] = (),
+        respect_gitignore: bool = True,
+        include_secrets: Sequence[str] = (),
+    ):
         self.root = root
         self.respect_gitignore = respect_gitignore
+        self.secrets = SecretRules(include_secrets)
         self._global = pathspec.GitIgnoreSpec.from_lines(list(extra_globs)) if extra_globs else None
         self._dir_specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
 
@@ -202,8 +218,9 @@ class IgnoreRules:
         if self.respect_gitignore:
             gitignore = self.root / rel_dir / ".gitignore" if rel_dir else self.root / ".gitignore"
             try:
-                lines = gitignore.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
+                # Through the gate: a .gitignore may be a FIFO or a link out of the workspace.
+                lines = read_text(gitignore, [self.root], MAX_FILE_BYTES).splitlines()
+            except (OSError, NotFound, OutsideWorkspace):
                 lines = []
             if lines:
                 spec = pathspec.GitIgnoreSpec.from_lines(lines)
@@ -265,9 +282,17 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def classify_file(
-    abs_path: str, rel_path: str, st: os.stat_result, root: Path, max_file_bytes: int
+    abs_path: str,
+    rel_path: str,
+    st: os.stat_result,
+    root: Path,
+    max_file_bytes: int,
+    secrets: SecretRules | None = None,
 ) -> tuple[ScannedFile | None, str | None]:
-    """Decide whether one regular file is indexed; return (file, None) or (None, reason)."""
+    """Decide whether one file is indexed; return (file, None) or (None, reason). A secret
+    is decided first, by name, so it is never read, nor listed as too large."""
+    if secrets is not None and secrets.match(rel_path) is not None:
+        return None, SkipReason.SECRET
     if not stat.S_ISREG(st.st_mode):
         return None, SkipReason.NOT_A_FILE
     if is_binary_name(rel_path):
@@ -336,7 +361,7 @@ def scan_folder(root: Path, rules: IgnoreRules, max_file_bytes: int, start: str 
                     continue
                 stack.append((entry.path, rel))
                 continue
-            scanned, reason = classify_file(entry.path, rel, st, root, max_file_bytes)
+            scanned, reason = classify_file(entry.path, rel, st, root, max_file_bytes, rules.secrets)
             if scanned is None:
                 result.skipped[reason or SkipReason.NOT_A_FILE] += 1
                 if reason == SkipReason.TOO_LARGE:

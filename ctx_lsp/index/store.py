@@ -10,15 +10,23 @@ written by another schema or tokenizer, or one locked by another process is repl
 (or bypassed with an in-memory database) and reported as a warning.
 
 Outlines are stored as JSON, never pickle: a workspace can be hostile, and a pickled
-cache committed to a repository would run code when opened.
+cache committed to a repository would run code when opened. For the same reason the
+cache is only written inside the workspace: a `.ctx-lsp` (or a database, or its journal)
+that is a symbolic link, as a cloned repository may commit one, would have SQLite create
+and write files wherever it points. Such a cache is refused, not repaired (removing a
+link is the user's call), and the index runs from memory with a warning in status.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
+import os
 import sqlite3
+import stat
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,14 +73,55 @@ class StoredFile:
     outline_json: str
 
 
+SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
+"""Files SQLite creates next to a database; each could be a planted link as well."""
+
+
+class UnsafeCache(OSError):
+    """A cache path that is not a plain file or directory of our own inside the workspace."""
+
+
 def ensure_cache_dir(root: Path) -> Path:
-    """Create `.ctx-lsp/` with a `.gitignore` of `*`, as other Python tool caches do."""
+    """Create `.ctx-lsp/` with a `.gitignore` of `*`, as other Python tool caches do.
+
+    Raises UnsafeCache if `.ctx-lsp` is a link or not a directory, OSError if it cannot
+    be created. Nothing is followed: `.gitignore` is created with O_EXCL | O_NOFOLLOW,
+    so a dangling link in its place cannot make us create a file elsewhere.
+    """
     cache = root / CACHE_DIR_NAME
-    cache.mkdir(exist_ok=True)
-    gitignore = cache / ".gitignore"
-    if not gitignore.exists():
-        gitignore.write_text("# Created by ctx-lsp; the index cache is never committed.\n*\n")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(cache)
+    _require(cache, stat.S_ISDIR, "a directory")
+    try:
+        fd = os.open(cache / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except FileExistsError:
+        return cache
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write("# Created by ctx-lsp; the index cache is never committed.\n*\n")
     return cache
+
+
+def cache_file(root: Path, name: str) -> Path:
+    """The path of an SQLite cache file in `.ctx-lsp/`, once it and its journal files are
+    known to be plain files (or absent). Raises UnsafeCache or OSError otherwise."""
+    db_path = ensure_cache_dir(root) / name
+    for suffix in ("", *SQLITE_SIDE_FILES):
+        path = Path(str(db_path) + suffix)
+        if os.path.lexists(path):
+            _require(path, stat.S_ISREG, "a regular file")
+    return db_path
+
+
+def _require(path: Path, is_kind: Callable[[int], bool], kind: str) -> None:
+    st = os.lstat(path)
+    shown = CACHE_DIR_NAME if path.name == CACHE_DIR_NAME else f"{CACHE_DIR_NAME}/{path.name}"
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafeCache(
+            errno.ELOOP,
+            f"{shown} is a symbolic link; the cache is only written inside the workspace (remove the link to use it)",
+        )
+    if not is_kind(st.st_mode):
+        raise UnsafeCache(errno.EEXIST, f"{shown} is not {kind}; the cache is not written there")
 
 
 class IndexStore:
@@ -95,20 +144,27 @@ class IndexStore:
         return cls(conn, ":memory:", warnings or [])
 
     @classmethod
-    def open(cls, root: Path, tokenizer: str, version: str) -> IndexStore:
-        """Open (or create, or rebuild) the cache for `root`; never raises for cache trouble."""
+    def open(cls, root: Path, tokenizer: str, version: str, secrets: Sequence[str] = ()) -> IndexStore:
+        """Open (or create, or rebuild) the cache for `root`; never raises for cache trouble.
+
+        `secrets` are the opted-in secret globs: a cache written under other opt-ins may
+        hold rows for files that are now to be kept out, so it is rebuilt."""
         warnings: list[str] = []
         try:
-            db_path = ensure_cache_dir(root) / DB_FILE_NAME
+            db_path = cache_file(root, DB_FILE_NAME)
+        except UnsafeCache as err:
+            warnings.append(f"index cache disabled: {err.strerror}")
+            return cls.memory(warnings)
         except OSError as err:
             warnings.append(f"index cache disabled: cannot create {CACHE_DIR_NAME}/ ({err})")
             return cls.memory(warnings)
+        expected = {"schema": SCHEMA_VERSION, "tokenizer": tokenizer, "include_secrets": "\n".join(secrets)}
         for attempt in range(2):
             try:
                 conn = _connect(db_path)
-                if _compatible(conn, tokenizer, version):
+                if _compatible(conn, expected, version):
                     return cls(conn, str(db_path), warnings)
-                warnings.append("index cache was written by another version or tokenizer; rebuilt")
+                warnings.append("index cache was written by another version, tokenizer or secret opt-ins; rebuilt")
                 conn.close()
             except sqlite3.OperationalError as err:
                 if "locked" in str(err) or "busy" in str(err):
@@ -193,10 +249,10 @@ def _connect(db_path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _compatible(conn: sqlite3.Connection, tokenizer: str, version: str) -> bool:
-    """True if the cache was written with this schema and tokenizer (token counts differ)."""
+def _compatible(conn: sqlite3.Connection, expected: Mapping[str, str], version: str) -> bool:
+    """True if the cache was written with this schema, tokenizer (token counts differ) and
+    secret opt-ins."""
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    expected = {"schema": SCHEMA_VERSION, "tokenizer": tokenizer}
     if not meta:
         with conn:
             conn.executemany("INSERT INTO meta VALUES (?, ?)", [*expected.items(), ("ctx_lsp", version)])

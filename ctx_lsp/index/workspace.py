@@ -21,15 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctx_lsp.config import Config
-from ctx_lsp.errors import CtxError, NotFound, OutsideWorkspace
+from ctx_lsp.errors import CtxError, InvalidParam, NotFound, OutsideWorkspace
+from ctx_lsp.gate import Reason, Refused
 from ctx_lsp.index.files import IndexedFile, content_hash, decode
 from ctx_lsp.index.folders import Folders, Location
 from ctx_lsp.index.indexer import Change, FileOutcome, Indexer, IndexStats, ProgressFn
 from ctx_lsp.index.overlays import Buffer, Overlays
+from ctx_lsp.index.secret_files import holds_private_key
 
 log = logging.getLogger(__name__)
 
 __all__ = ["ChangeListener", "IndexStats", "ProgressFn", "Refresh", "Reindex", "Workspace"]
+
+MAX_REPORTED_REFUSALS = 50
 
 ChangeListener = Callable[[Sequence[str], Sequence[IndexedFile]], None]
 """listener(removed_abs_paths, updated_files) — called after every index change, on the
@@ -60,7 +64,13 @@ class Workspace:
     def __init__(self, roots: Sequence[Path], config: Config):
         if not roots:
             raise ValueError("a workspace needs at least one folder")
-        self._folders = Folders(roots, config.index.ignore, config.index.respect_gitignore)
+        self._folders = Folders(
+            roots,
+            config.index.ignore,
+            config.index.respect_gitignore,
+            config.index.include_secrets,
+            config.index.max_file_bytes,
+        )
         self._indexer = Indexer(self._folders, config)
         self._overlays = Overlays()
         self._lock = threading.Lock()
@@ -69,6 +79,8 @@ class Workspace:
         """Serialises full passes and refreshes: each compares disk with `files` and then
         replaces it, and listeners must hear about changes in the order they were made."""
         self._stale: set[str] = set()
+        self._refused: dict[str, str] = {}
+        """Indexed files refused when read since (display path → why), for status."""
         self._listeners: list[ChangeListener] = []
         self.files: Mapping[str, IndexedFile] = {}
         self.stats = IndexStats()
@@ -94,23 +106,53 @@ class Workspace:
         """Adopt new settings; says which full pass they call for (None: the index stands)."""
         old = self.config
         self._indexer.reconfigure(config)
-        rules_changed = (old.index.ignore, old.index.respect_gitignore) != (
+        self._folders.max_file_bytes = config.index.max_file_bytes
+        secrets_changed = old.index.include_secrets != config.index.include_secrets
+        rules_changed = secrets_changed or (old.index.ignore, old.index.respect_gitignore) != (
             config.index.ignore,
             config.index.respect_gitignore,
         )
         if rules_changed:
             with self._lock:
-                self._folders.set_rules(config.index.ignore, config.index.respect_gitignore)
+                self._folders.set_rules(
+                    config.index.ignore, config.index.respect_gitignore, config.index.include_secrets
+                )
         if not rules_changed and (old.index.max_file_bytes, old.tokenizer) == (
             config.index.max_file_bytes,
             config.tokenizer,
         ):
             return None
-        return Reindex(force=old.tokenizer != config.tokenizer)
+        # New secret opt-ins: entries read under the old ones may have skipped (or need)
+        # the content check, so every file is read again.
+        return Reindex(force=old.tokenizer != config.tokenizer or secrets_changed)
 
     def locate(self, path: str | Path) -> Location:
         """Where a path lies in the workspace; OutsideWorkspace if it does not."""
         return self._folders.locate(path)
+
+    def servable(self, path: str | Path, field: str) -> Location:
+        """Where a path a request names lies, if ctx-lsp may serve it: refused with an
+        InvalidParam naming the request's `field` (`uri`, `focus.uri`, `open[2]`) when it
+        lies outside the workspace folders or names a secret file. Decided on the path
+        with `..` and links resolved, so every spelling of a path gets the same answer."""
+        try:
+            location = self._folders.locate(path)
+        except OutsideWorkspace as err:
+            roots = ", ".join(str(r) for r in self.roots)
+            raise InvalidParam(
+                field,
+                f"{path} is outside the workspace folders, refused (ctx-lsp only reads files inside them)",
+                f"pass the URI of a file inside {roots}",
+            ) from err
+        pattern = self._folders.secret(location)
+        if pattern is not None:
+            display = self._folders.display_path(location.folder, location.rel)
+            raise InvalidParam(
+                field,
+                f"{display} holds secrets (matches {pattern!r}); ctx-lsp never reads or serves secret files",
+                "leave it out; if it holds no secret, opt it in with index.include_secrets in your editor's settings",
+            )
+        return location
 
     def subscribe(self, listener: ChangeListener) -> None:
         self._listeners.append(listener)
@@ -135,6 +177,7 @@ class Workspace:
                     changed = [f for p, f in files.items() if self.files.get(p) is not f]
                     self.files = files
                     self.stats = stats
+                    self._refused = {}
                 self._notify(removed, changed)
             return stats
         finally:
@@ -164,10 +207,14 @@ class Workspace:
                 if outcome.abs_path in self._overlays:
                     continue  # opened while we read the disk: the buffer wins
                 if outcome.entry is None:
-                    if files.pop(outcome.abs_path, None) is not None:
+                    gone = files.pop(outcome.abs_path, None)
+                    if gone is not None:
                         removed.append(outcome.abs_path)
+                        if outcome.refused is not None:
+                            self._note_refusal(gone.path, outcome.refused)
                     continue
                 files[outcome.abs_path] = outcome.entry
+                self._refused.pop(outcome.entry.path, None)
                 if outcome.change is Change.UPDATED:
                     updated.append(outcome.entry)
             self.files = files
@@ -185,9 +232,20 @@ class Workspace:
 
     # ------------------------------------------------------------------ editor buffers
     def open_document(self, path: str | Path, text: str, version: int, *, edited: bool = False) -> IndexedFile:
-        """Track an editor buffer; `edited` marks a change (didChange), not just an open."""
+        """Track an editor buffer; `edited` marks a change (didChange), not just an open.
+
+        A buffer of a secret file (by name, or holding a private key) is refused with
+        `Refused`: tracked, it would be searched and bundled like any working file."""
         location = self._folders.locate(path)
-        analysed = self._indexer.analysed(location, text.encode("utf-8", errors="replace"), 0)
+        data = text.encode("utf-8", errors="replace")
+        display = self._folders.display_path(location.folder, location.rel)
+        pattern = self._folders.secret(location)
+        if pattern is not None:
+            raise Refused(display, Reason.SECRET, f"holds secrets (matches {pattern!r}); its buffer is not tracked")
+        if location.folder.rules.secrets.content_check(location.rel) and holds_private_key(data):
+            self._drop_buffer(location)
+            raise Refused(display, Reason.SECRET, "holds a private key; its buffer is not tracked")
+        analysed = self._indexer.analysed(location, data, 0)
         with self._lock:
             entry = self._overlays.put(analysed, text, version, edited=edited).entry
             self.files = {**self.files, entry.abs_path: entry}
@@ -200,7 +258,9 @@ class Workspace:
 
     def close_document(self, path: str | Path) -> None:
         """Stop tracking a buffer: the file's entry is the disk copy's again, or none."""
-        location = self._folders.locate(path)
+        self._drop_buffer(self._folders.locate(path))
+
+    def _drop_buffer(self, location: Location) -> None:
         abs_path = location.abs_path
         with self._lock:
             buffer = self._overlays.pop(abs_path)
@@ -248,7 +308,7 @@ class Workspace:
         entry = self.files.get(location.abs_path)
         if entry is None:
             display = self._folders.display_path(location.folder, location.rel)
-            raise NotFound(f"{display} is not indexed (missing, ignored, binary or too large)")
+            raise NotFound(f"{display} is not indexed (missing, ignored, binary, too large, not a file, or a secret)")
         return entry
 
     def read_text(self, entry: IndexedFile) -> tuple[str, IndexedFile]:
@@ -269,6 +329,12 @@ class Workspace:
         except OSError as err:
             self._mark_stale(entry.abs_path)
             raise NotFound(f"{entry.path} could not be read: {err.strerror or err}") from err
+        except OutsideWorkspace:
+            self._refuse(entry, Reason.OUTSIDE)
+            raise
+        except Refused as err:
+            self._refuse(entry, err.reason)
+            raise
         except CtxError:
             self._mark_stale(entry.abs_path)
             raise
@@ -295,6 +361,24 @@ class Workspace:
     def _mark_stale(self, abs_path: str) -> None:
         with self._lock:
             self._stale.add(abs_path)
+
+    def _refuse(self, entry: IndexedFile, reason: str) -> None:
+        """A read refused by the gate: remembered for status, and the entry re-checked
+        (and dropped) by the next refresh."""
+        with self._lock:
+            self._stale.add(entry.abs_path)
+            self._note_refusal(entry.path, reason)
+
+    def _note_refusal(self, path: str, reason: str) -> None:
+        """Remember (under the lock) why an indexed file may not be read any more. Not
+        for secrets: status never names a file that holds one."""
+        if reason != Reason.SECRET and (path in self._refused or len(self._refused) < MAX_REPORTED_REFUSALS):
+            self._refused[path] = reason
+
+    def refused(self) -> dict[str, str]:
+        """Indexed files refused when read since the last full pass: path → reason."""
+        with self._lock:
+            return dict(sorted(self._refused.items()))
 
     # ------------------------------------------------------------------ the cache
     def cache_locations(self) -> list[str]:

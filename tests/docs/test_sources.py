@@ -76,3 +76,30 @@ def test_legacy_description_header(tmp_path: Path) -> None:
     entry = {e.key: e for e in scan_distributions([tmp_path])}["old"]
     drafts = sources.description_drafts(entry)
     assert drafts and "Legacy text." in drafts[0].text
+
+
+def test_docs_folder_files_are_read_through_the_gate(tmp_path: Path) -> None:
+    """Ensure that a docs folder's pages are read only if they resolve inside the roots
+    (a page linked out of the workspace is not), that a FIFO page cannot block the
+    lookup, and that secret-named pages are skipped."""
+    import os
+    import threading
+
+    from ctx_lsp.docs.environment import LibraryEntry
+
+    ws = tmp_path / "ws"
+    (ws / "docs").mkdir(parents=True)
+    (ws / "docs" / "guide.md").write_text("# Guide\n\nInside.\n")
+    (ws / "docs" / "secrets.md").write_text("# Keys\n\nhunter2\n")
+    (tmp_path / "stolen.md").write_text("# Stolen\n\nOutside.\n")
+    (ws / "docs" / "link.md").symlink_to(tmp_path / "stolen.md")
+    os.mkfifo(ws / "docs" / "pipe.md")
+    entry = LibraryEntry("guide", "guide", "", "", (), "", "", extra_docs=(str(ws / "docs"),))
+    texts: list[str] = []
+    thread = threading.Thread(
+        target=lambda: texts.extend(d.text for d in sources.extra_doc_drafts(entry, ws, [ws])), daemon=True
+    )
+    thread.start()
+    thread.join(5)
+    joined = "\n".join(texts)
+    assert "Inside." in joined and "Outside." not in joined and "hunter2" not in joined

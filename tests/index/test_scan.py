@@ -125,3 +125,33 @@ def test_is_excluded_checks_ancestors(tmp_path: Path) -> None:
     rules = IgnoreRules(tmp_path.resolve())
     assert rules.is_excluded("out/keep.py", False)
     assert not rules.is_excluded("src/keep.py", False)
+
+
+def test_secret_files_are_counted_never_listed(tmp_path: Path) -> None:
+    """Ensure that files that hold secrets are skipped by name as `secret`, before their size
+    is looked at (a huge `.env` is not listed as too large), unless opted back in."""
+    write_tree(
+        tmp_path,
+        {"app.py": "x = 1\n", ".env": "A=1\n" * 500, "deploy/id_rsa": "k\n", ".env.example": "A=\n"},
+    )
+    result = _scan(tmp_path, max_bytes=100)
+    assert _paths(result) == ["app.py"]
+    assert result.skipped[SkipReason.SECRET] == 3 and result.too_large == []
+    rules = IgnoreRules(tmp_path.resolve(), include_secrets=[".env.example"])
+    assert _paths(scan_folder(tmp_path, rules, 100)) == [".env.example", "app.py"]
+
+
+def test_a_gitignore_that_is_a_fifo_or_a_link_out_is_not_read(tmp_path: Path) -> None:
+    """Ensure that the walk reads .gitignore files through the gate: a FIFO would block it
+    forever, a link out of the workspace would read a file outside."""
+    import threading
+
+    root = write_tree(tmp_path / "ws", {"a.py": "", "sub/b.py": "", "sub/c.py": ""})
+    outside = write_tree(tmp_path / "outside", {"rules": "*.py\n"})
+    os.mkfifo(root / ".gitignore")
+    (root / "sub" / ".gitignore").symlink_to(outside / "rules")
+    found: list[list[str]] = []
+    thread = threading.Thread(target=lambda: found.append(_paths(_scan(root))), daemon=True)
+    thread.start()
+    thread.join(5)
+    assert found == [["a.py", "sub/b.py", "sub/c.py"]]

@@ -79,3 +79,44 @@ def test_unwritable_root_uses_memory(tmp_path: Path) -> None:
     store = IndexStore.open(tmp_path, "o200k_base", "0")
     assert store.location == ":memory:"
     assert store.warnings
+
+
+def test_a_cache_dir_that_is_a_link_out_is_refused(tmp_path: Path) -> None:
+    """Ensure that a `.ctx-lsp` committed as a link out of the workspace is not written
+    through: the store runs from memory and says why."""
+    root, target = tmp_path / "ws", tmp_path / "elsewhere"
+    root.mkdir()
+    target.mkdir()
+    (root / CACHE_DIR_NAME).symlink_to(target)
+    store = IndexStore.open(root, "o200k_base", "0")
+    store.put_many([_row()])
+    assert store.location == ":memory:" and "symbolic link" in store.warnings[0]
+    assert list(target.iterdir()) == []
+
+
+def test_links_for_the_database_its_journal_or_gitignore_are_refused(tmp_path: Path) -> None:
+    """Ensure that a link planted for the database, its WAL or shared-memory file is
+    refused (SQLite would create and write them where they point), and that a dangling
+    link for `.gitignore` does not make us create a file outside."""
+    for name in (DB_FILE_NAME, f"{DB_FILE_NAME}-wal", f"{DB_FILE_NAME}-shm", f"{DB_FILE_NAME}-journal"):
+        root, target = tmp_path / name / "ws", tmp_path / name / "target"
+        (root / CACHE_DIR_NAME).mkdir(parents=True)
+        (root / CACHE_DIR_NAME / name).symlink_to(target)
+        store = IndexStore.open(root, "o200k_base", "0")
+        store.put_many([_row()])
+        assert store.location == ":memory:" and not target.exists(), name
+    root, target = tmp_path / "gi" / "ws", tmp_path / "gi" / "target"
+    (root / CACHE_DIR_NAME).mkdir(parents=True)
+    (root / CACHE_DIR_NAME / ".gitignore").symlink_to(target)
+    assert IndexStore.open(root, "o200k_base", "0").location.endswith(DB_FILE_NAME)
+    assert not target.exists()
+
+
+def test_new_secret_opt_ins_rebuild_the_cache(tmp_path: Path) -> None:
+    """Ensure that a cache written under other secret opt-ins is not reused: its rows may
+    hold files that must now be kept out."""
+    store = IndexStore.open(tmp_path, "o200k_base", "0", secrets=[".env.example"])
+    store.put_many([_row()])
+    store.close()
+    again = IndexStore.open(tmp_path, "o200k_base", "0")
+    assert again.load_all() == {} and "rebuilt" in again.warnings[0]

@@ -258,3 +258,47 @@ def test_adding_a_folder_prefixes_display_paths(tmp_path: Path) -> None:
     assert sorted(f.path for f in ws.files.values()) == ["alpha/x.py", "beta/y.py"]
     assert ws.get(a / "x.py").overlay_version == 1
     assert ws.read_text(ws.get(a / "x.py"))[1] is ws.get(a / "x.py")
+
+
+def test_a_file_replaced_by_a_fifo_is_refused_and_reported(tmp_path: Path) -> None:
+    """Ensure that a FIFO swapped in for an indexed file is refused at once (an open would
+    block), reported by `refused()` with its reason, and dropped by the next refresh."""
+    root = write_tree(tmp_path / "ws", {"a.py": "A = 1\n"})
+    ws = _ws(root)
+    ws.index()
+    entry = ws.get("a.py")
+    (root / "a.py").unlink()
+    os.mkfifo(root / "a.py")
+    with pytest.raises(NotFound, match="is a FIFO"):
+        ws.read_text(entry)
+    assert ws.refused() == {"a.py": "not_a_file"}
+    assert ws.refresh([]).removed == (entry.abs_path,)
+
+
+def test_new_secret_opt_ins_reread_every_file(sample_workspace: Path) -> None:
+    """Ensure that changing `index.include_secrets` asks for a full re-read: entries read
+    under other opt-ins may have skipped (or need) the private-key check."""
+    ws = _ws(sample_workspace)
+    config = Config()
+    config.index.include_secrets = [".env.example"]
+    assert ws.reconfigure(config) == Reindex(force=True)
+
+
+def test_a_refresh_reports_files_that_may_not_be_read_any_more(tmp_path: Path) -> None:
+    """Ensure that a refresh (the watcher's) that drops an indexed file because it became a
+    FIFO or a link out names it in `refused()`, while a deleted file, or one that now holds
+    a private key, is not listed (status never names a secret)."""
+    from tests.test_security import FAKE_KEY
+
+    outside = write_tree(tmp_path / "outside", {"x.py": "X = 1\n"})
+    root = write_tree(tmp_path / "ws", {"a.py": "A = 1\n", "b.py": "B = 1\n", "c.py": "C = 1\n", "d.txt": "d\n"})
+    ws = _ws(root)
+    ws.index()
+    (root / "a.py").unlink()
+    os.mkfifo(root / "a.py")
+    (root / "b.py").unlink()
+    (root / "b.py").symlink_to(outside / "x.py")
+    (root / "c.py").unlink()
+    (root / "d.txt").write_bytes(FAKE_KEY)
+    assert len(ws.refresh([root / n for n in ("a.py", "b.py", "c.py", "d.txt")]).removed) == 4
+    assert ws.refused() == {"a.py": "not_a_file", "b.py": "outside"}

@@ -1,0 +1,69 @@
+"""Tests for ctx_lsp/index/secret_files.py: which files are secrets, by name and content."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctx_lsp.index.secret_files import SecretRules, holds_private_key, secret_pattern
+from tests.test_security import FAKE_KEY
+
+
+@pytest.mark.parametrize(
+    ("path", "pattern"),
+    [
+        (".env", ".env"),
+        (".env.local", ".env.*"),
+        (".env.production", ".env.*"),
+        ("config/.env", ".env"),
+        ("deploy/prod.env", "*.env"),
+        (".envrc", ".envrc"),
+        ("certs/server.pem", "*.pem"),
+        ("certs/server.KEY", "*.key"),
+        ("id_rsa", "id_rsa"),
+        ("home/.ssh/id_ed25519", ".ssh/"),
+        ("keys/id_rsa.pub", "id_rsa*"),
+        ("keys/id_dsa", "id_dsa"),
+        ("keys/id_ecdsa", "id_ecdsa"),
+        ("credentials.json", "credentials*.json"),
+        ("gcp/credentials-prod.json", "credentials*.json"),
+        ("client_secret_123.apps.json", "client_secret*.json"),
+        (".aws/credentials", "credentials"),
+        ("store.p12", "*.p12"),
+        ("store.pfx", "*.pfx"),
+        ("android/release.keystore", "*.keystore"),
+        (".netrc", ".netrc"),
+        (".npmrc", ".npmrc"),
+        (".pypirc", ".pypirc"),
+        ("secrets.yaml", "secrets.*"),
+        ("app/secrets.py", "secrets.*"),
+        ("infra/terraform.tfstate", "*.tfstate"),
+        (".gnupg/pubring.kbx", ".gnupg/"),
+    ],
+)
+def test_default_patterns(path: str, pattern: str) -> None:
+    """Ensure that every kind of secret file the issue lists is caught by name."""
+    assert secret_pattern(path) == pattern
+    assert SecretRules().match(path) == pattern
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["pkg/environment.py", "env.py", "keys.py", "pkg/tokens.py", "README.md", ".envelope", "credentials.py", "monkey"],
+)
+def test_ordinary_files_are_not_secrets(path: str) -> None:
+    assert secret_pattern(path) is None
+
+
+def test_opt_in_globs_bring_a_file_back() -> None:
+    """Ensure that include globs opt a path back in, for the name and the content check."""
+    rules = SecretRules([".env.example", "app/secrets.py"])
+    assert rules.match(".env.example") is None and not rules.content_check(".env.example")
+    assert rules.match("app/secrets.py") is None
+    assert rules.match(".env") == ".env" and rules.content_check("notes.txt")
+
+
+def test_a_private_key_is_found_by_content_but_a_mention_is_not() -> None:
+    assert holds_private_key(b"some notes\n" + FAKE_KEY)
+    assert holds_private_key(FAKE_KEY.replace(b"OPENSSH ", b"RSA "))
+    assert not holds_private_key(b'HEADER = "-----BEGIN PRIVATE KEY-----"\n')
+    assert not holds_private_key(b"Look for '-----BEGIN PRIVATE KEY-----\\n' at the start.\n")
