@@ -1,4 +1,4 @@
-"""Command line: `ctx-lsp serve | index | status | outline | bundle`.
+"""Command line: `ctx-lsp serve | mcp | index | status | outline | bundle | show | docs | …`.
 
 The CLI calls the same engine the server does. In `serve` mode stdout belongs to
 JSON-RPC, so logging goes to stderr (or `--log-file`), never stdout; other commands print
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -20,7 +21,12 @@ from ctx_lsp import __version__
 from ctx_lsp.errors import CtxError, InvalidParam
 
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", ".hg", "ctx-lsp.toml")
-"""Files that mark a project root when `outline FILE` is called without `--workspace`."""
+"""Files that mark a project root when `outline FILE` or `docs` is called without
+`--workspace`. With none above it, a directory is not a workspace: nothing is indexed
+beyond the file asked about, and no cache is written there (`ctx-lsp outline /bin/ls`
+once indexed /usr/bin and wrote /usr/bin/.ctx-lsp/)."""
+NO_CACHE = {"index": {"cache": False, "watch": False}}
+"""Settings for a directory the user did not name as a workspace: no cache written in it."""
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,8 +39,21 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the language server (stdio by default)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument(
+        "--stdio", action="store_true", help="speak LSP over stdio (the default; accepted because clients pass it)"
+    )
     serve.add_argument("--log-file", type=Path, help="write logs here instead of stderr")
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+
+    mcp = sub.add_parser(
+        "mcp",
+        help="run the MCP server over stdio (needs the 'mcp' extra)",
+        description="Serve the engine as MCP tools over stdio: get_context_bundle, get_symbol, search_code, "
+        "get_library_docs, window_conversation, workspace_status.",
+    )
+    mcp.add_argument("--workspace", type=Path, help=WORKSPACE_HELP)
+    mcp.add_argument("--log-file", type=Path, help="write logs here instead of stderr")
+    mcp.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
 
     index = sub.add_parser("index", help="index a workspace (fills the .ctx-lsp/ cache)")
     index.add_argument("directory", type=Path)
@@ -57,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=bundle_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    bundle.add_argument("--workspace", type=Path, default=Path("."), help="workspace root (default: .)")
+    bundle.add_argument("--workspace", type=Path, help=WORKSPACE_HELP)
     bundle.add_argument("--query", default="", help="the task, in words and identifiers")
     bundle.add_argument("--agent", default="default", help="agent name (sets tier and budget defaults)")
     bundle.add_argument("--budget", type=int, help="token budget for the whole bundle")
@@ -101,6 +120,25 @@ def _parser() -> argparse.ArgumentParser:
     bundle.add_argument(
         "--explain", action="store_true", help="after the bundle, print on stderr why each candidate went in or out"
     )
+    from ctx_lsp.index.symbols import DEFAULT_MAX_TOKENS, MAX_TOKENS_CAP
+
+    show = sub.add_parser(
+        "show",
+        help="one symbol's code by name (ctx/symbol)",
+        description="Print the source of the definitions a name means, best first.",
+        epilog="exit status: 0 found, 1 no definition has that name (close names are on stderr), 2 error",
+    )
+    show.add_argument("name", help="a qualname (Client.send), module-qualified (pkg.mod.Client.send) or bare (send)")
+    show.add_argument("--workspace", type=Path, help=WORKSPACE_HELP)
+    show.add_argument("--path", help="only this file or folder (relative to the workspace)")
+    show.add_argument("--no-body", action="store_true", help="list the matches with their signatures only")
+    show.add_argument(
+        "--max-tokens",
+        type=int,
+        help=f"tokens for all bodies together (default {DEFAULT_MAX_TOKENS}, at most {MAX_TOKENS_CAP})",
+    )
+    show.add_argument("--format", choices=["markdown", "json"], default="markdown")
+
     docs = sub.add_parser(
         "docs",
         help="library docs on a topic (offline, Context7-style)",
@@ -110,12 +148,16 @@ def _parser() -> argparse.ArgumentParser:
     docs.add_argument("--topic", help="what you need from the library (required unless allowed in config)")
     docs.add_argument("--agent", default="default", help="whose docs cap applies")
     docs.add_argument("--max-tokens", type=int, help="lower the cap further")
-    docs.add_argument("--workspace", type=Path, default=Path("."), help="whose environment (default: .)")
+    docs.add_argument(
+        "--workspace", type=Path, help="whose environment (default: the project the current directory is in)"
+    )
     docs.add_argument("--format", choices=["markdown", "json"], default="markdown")
 
     resolve = sub.add_parser("resolve", help="which installed libraries a name may mean")
     resolve.add_argument("name")
-    resolve.add_argument("--workspace", type=Path, default=Path("."))
+    resolve.add_argument(
+        "--workspace", type=Path, help="whose environment (default: the project the current directory is in)"
+    )
 
     window = sub.add_parser("window", help="window a conversation (JSON file of messages) to a budget")
     window.add_argument("messages", type=Path)
@@ -160,6 +202,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "mcp":
+        return _mcp(args)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="ctx-lsp: %(message)s")
     try:
         if args.command == "index":
@@ -170,6 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _outline(args)
         if args.command == "bundle":
             return _bundle(args)
+        if args.command == "show":
+            return _show(args)
         if args.command == "docs":
             return _docs(args)
         if args.command == "resolve":
@@ -187,7 +233,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 2  # pragma: no cover - argparse enforces a command
 
 
-OPTION_OF_FIELD = {"artifacts": "--artifact", "messages": "--messages", "focus": "--focus", "open": "--open"}
+OPTION_OF_FIELD = {
+    "artifacts": "--artifact",
+    "messages": "--messages",
+    "focus": "--focus",
+    "open": "--open",
+    "uri": "FILE",
+    "name": "NAME",
+    "include_body": "--no-body",
+}
 """Request fields whose option is not simply `--field` (the parser names wire fields)."""
 
 
@@ -197,14 +251,19 @@ def option_for(field: str) -> str:
     return OPTION_OF_FIELD.get(root, "--" + root.replace("_", "-"))
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _log_to_stderr_or_file(args: argparse.Namespace) -> None:
+    """For the servers, whose stdout belongs to the protocol."""
     handler: logging.Handler
     handler = logging.FileHandler(args.log_file) if args.log_file else logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(args.log_level)
-    logging.getLogger("pygls").setLevel(max(logging.WARNING, root.level))
+
+
+def _serve(args: argparse.Namespace) -> int:
+    _log_to_stderr_or_file(args)
+    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
 
     from ctx_lsp.server.app import create_server
 
@@ -218,6 +277,32 @@ def _serve(args: argparse.Namespace) -> int:
     else:
         server.start_io()
     return 0
+
+
+MCP_MISSING = "ctx-lsp: error: `ctx-lsp mcp` needs the MCP SDK, an optional extra: pip install 'ctx-lsp[mcp]'"
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    """The MCP server. The SDK is imported here only: `serve` and the other commands never
+    pay for it, and work without it."""
+    try:
+        from ctx_lsp.mcp.server import run
+    except ModuleNotFoundError as err:
+        if (err.name or "").split(".")[0] not in ("mcp", "mcp_types", "pydantic"):
+            raise
+        print(MCP_MISSING, file=sys.stderr)
+        return 2
+    workspace = workspace_of(args.workspace)
+    if not workspace.is_dir():
+        print(f"ctx-lsp: error: --workspace: {args.workspace} is not a directory", file=sys.stderr)
+        return 2
+    _log_to_stderr_or_file(args)
+    logging.getLogger("mcp").setLevel(max(logging.WARNING, logging.getLogger().level))
+    try:
+        return run(workspace)
+    except CtxError as err:
+        print(f"ctx-lsp: error: {err}", file=sys.stderr)
+        return 2
 
 
 class ProgressBar:
@@ -310,18 +395,63 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
-def find_root(path: Path) -> Path:
-    for candidate in [path.parent, *path.parent.parents]:
+WORKSPACE_HELP = "workspace root (default: the project the current directory is in, else the current directory)"
+
+
+def workspace_of(given: Path | None) -> Path:
+    """The workspace a command works on: the one named, else the project the current
+    directory is in (so a run from a subfolder indexes the whole project, not a corner of
+    it), else the current directory."""
+    if given is not None:
+        return given.resolve()
+    cwd = Path.cwd().resolve()
+    return project_root(cwd) or cwd
+
+
+def project_root(directory: Path) -> Path | None:
+    """The nearest of `directory` and its parents holding a project root marker, or None."""
+    for candidate in [directory, *directory.parents]:
         if any((candidate / m).exists() for m in ROOT_MARKERS):
             return candidate
-    return path.parent
+    return None
+
+
+def find_root(path: Path) -> Path | None:
+    """The project a file belongs to (None: it belongs to none)."""
+    return project_root(path.parent)
+
+
+def _glob_literal(name: str) -> str:
+    """A file name as a gitignore pattern that matches only that name."""
+    escaped = re.sub(r"([\\*?\[\]])", r"\\\1", name)
+    return escaped[:-1] + "\\ " if escaped.endswith(" ") else escaped
+
+
+def _outlinable(file: Path, shown: Path) -> None:
+    """Refuse, before any indexing, what cannot be outlined: a missing or special file (read
+    through the gate, so a FIFO cannot block) or a binary one."""
+    from ctx_lsp.gate import read_head
+    from ctx_lsp.index.scan import BINARY_SNIFF_BYTES, is_binary_name, looks_binary
+
+    try:
+        head = read_head(file, None, BINARY_SNIFF_BYTES)
+    except OSError as err:
+        raise CtxError(f"{shown} is not a readable file ({err.strerror or err})") from err
+    if is_binary_name(file.name) or looks_binary(head):
+        raise CtxError(f"{shown} is a binary file; ctx-lsp outlines code and text files only")
 
 
 def _outline(args: argparse.Namespace) -> int:
+    from ctx_lsp.engine import Engine
+
     file = args.file.resolve()
-    if not file.is_file():
-        raise CtxError(f"{args.file} is not a file")
-    engine = _engine(args.workspace or find_root(file))
+    _outlinable(file, args.file)
+    root = args.workspace or find_root(file)
+    if root is not None:
+        engine = _engine(root)
+    else:  # not in a project: this one file, and no cache in a directory nobody named
+        ignore = ["/*", f"!/{_glob_literal(file.name)}"]
+        engine = Engine([file.parent], {"index": {**NO_CACHE["index"], "ignore": ignore}})
     engine.index()
     result = engine.outline(str(file), args.tier)
     engine.close()
@@ -346,7 +476,7 @@ def _bundle(args: argparse.Namespace) -> int:
     from ctx_lsp.params import parse_bundle
     from ctx_lsp.wire import to_wire
 
-    workspace = args.workspace.resolve()
+    workspace = workspace_of(args.workspace)
     params: dict[str, Any] = {
         "query": args.query,
         "agent": args.agent,
@@ -394,6 +524,32 @@ def _bundle(args: argparse.Namespace) -> int:
     return 0
 
 
+def _show(args: argparse.Namespace) -> int:
+    from ctx_lsp.index.symbols import render_markdown
+    from ctx_lsp.params import parse_symbol
+    from ctx_lsp.wire import to_wire
+
+    workspace = workspace_of(args.workspace)
+    params: dict[str, Any] = {
+        "name": args.name,
+        "path": _resolve_cli_path(workspace, args.path) if args.path else None,
+        "include_body": not args.no_body,
+        "max_tokens": args.max_tokens,
+    }
+    request = parse_symbol({k: v for k, v in params.items() if v is not None})
+    engine = _engine(workspace)
+    engine.index()
+    result = engine.symbol(request)
+    engine.close()
+    if args.format == "json":
+        print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
+    else:
+        sys.stdout.write(render_markdown(result, with_note=False))
+    if result.note:
+        print(f"ctx-lsp: {result.note}", file=sys.stderr)
+    return 0 if result.matches else 1  # like grep: a script must not take "no such name" for code
+
+
 def _read_json(path: Path, field: str) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -419,14 +575,13 @@ def _docs_request(raw: str) -> dict[str, str]:
 
 
 def _docs(args: argparse.Namespace) -> int:
-    from ctx_lsp.engine import Engine
     from ctx_lsp.params import parse_docs
     from ctx_lsp.wire import to_wire
 
     request = parse_docs(
         {"library": args.library, "topic": args.topic, "agent": args.agent, "max_tokens": args.max_tokens}
     )
-    engine = Engine([args.workspace.resolve()], {"index": {"watch": False}})
+    engine = _docs_engine(args.workspace)
     result = engine.docs(request.library, request.topic, request.agent, request.max_tokens)
     if args.format == "json":
         print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
@@ -443,10 +598,21 @@ def _docs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _resolve(args: argparse.Namespace) -> int:
+def _docs_engine(workspace: Path | None):
+    """The engine `docs` and `resolve` ask: the workspace named with --workspace, else the
+    project the current directory is in, else the current directory for its environment
+    only, with no cache written into it (it is nobody's workspace)."""
     from ctx_lsp.engine import Engine
 
-    engine = Engine([args.workspace.resolve()], {"index": {"watch": False}})
+    if workspace is not None:
+        return Engine([workspace.resolve()], {"index": {"watch": False}})
+    cwd = Path.cwd().resolve()
+    root = project_root(cwd)
+    return Engine([root], {"index": {"watch": False}}) if root is not None else Engine([cwd], NO_CACHE)
+
+
+def _resolve(args: argparse.Namespace) -> int:
+    engine = _docs_engine(args.workspace)
     for m in engine.resolve_library(args.name):
         print(f"{m.library} {m.version}  {m.summary}")
     return 0

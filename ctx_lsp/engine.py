@@ -27,7 +27,8 @@ from ctx_lsp.errors import CtxError
 from ctx_lsp.history.windowing import WindowResult, window_messages
 from ctx_lsp.index.graph import ReferenceGraph
 from ctx_lsp.index.search import SearchHit, SearchIndex
-from ctx_lsp.index.store import ensure_cache_dir
+from ctx_lsp.index.store import UnsafeCache, cache_file
+from ctx_lsp.index.symbols import SymbolTable, lookup
 from ctx_lsp.index.watch import Watcher
 from ctx_lsp.index.workspace import IndexStats, ProgressFn, Refresh, Workspace
 from ctx_lsp.tokens import TokenCounter, counter_for
@@ -38,11 +39,13 @@ from ctx_lsp.vocabulary import (
     Focus,
     LineRange,
     Snapshot,
+    SymbolRequest,
+    SymbolResult,
     Tier,
     WindowRequest,
 )
 
-__all__ = ["BundleRequest", "Engine", "Focus", "OutlineResult", "StatusReport", "WindowRequest"]
+__all__ = ["BundleRequest", "Engine", "Focus", "OutlineResult", "StatusReport", "SymbolRequest", "WindowRequest"]
 """The requests are re-exported: callers of the engine's Python API build them."""
 
 log = logging.getLogger(__name__)
@@ -89,6 +92,9 @@ class StatusReport:
     too_large: tuple[str, ...]
     ignored_dirs: int
     problems: tuple[str, ...]
+    refused: dict[str, str]
+    """Indexed files refused when read since the last index (path → reason): swapped for
+    a link out of the workspace, a FIFO or a device, grown past the size limit."""
     symbols: int
     tokens: int  # exact, of code and markdown
     tokens_estimated: int  # chars/4 estimate of other text files
@@ -116,8 +122,11 @@ class Engine:
         self.renders = RenderCache()
         self._library_docs: LibraryDocs | None = None
         self._docs_lock = threading.Lock()
+        self._docs_cache_warning = ""
         self.graph = ReferenceGraph()
         self.workspace.subscribe(self.graph.update)
+        self.symbols = SymbolTable()
+        self.workspace.subscribe(self.symbols.update)
         self._reindex_lock = threading.Lock()
 
     @property
@@ -133,6 +142,7 @@ class Engine:
         """Build what the first request would otherwise wait for (search postings)."""
         self.search_index.catch_up()
         self.graph.warm_up()
+        self.symbols.catch_up()
         # Outlines and postings are long-lived: keep them out of the collector's full passes,
         # which otherwise pause a request for ~100 ms on large workspaces.
         gc.freeze()
@@ -181,7 +191,7 @@ class Engine:
 
     # ------------------------------------------------------------------ queries
     def outline(self, path: str, tier: int = 1) -> OutlineResult:
-        self.workspace.locate(path)  # refuse outside paths before waiting for anything
+        self.workspace.servable(path, "uri")  # refuse outside paths and secrets before waiting
         self.workspace.indexed_once.wait()
         entry = self.workspace.get(path)
         text, entry = self.workspace.read_text(entry)
@@ -203,10 +213,27 @@ class Engine:
         self.workspace.indexed_once.wait()
         return self.search_index.search(query, limit)
 
+    def symbol(self, request: SymbolRequest) -> SymbolResult:
+        """ctx/symbol: one symbol's code on demand (`index/symbols.py`). A path outside the
+        workspace is refused before waiting for the index."""
+        if request.path is not None:
+            self.workspace.servable(request.path, "path")
+        self.workspace.indexed_once.wait()
+        return lookup(request, self.symbols, self.workspace, self.counter, self._file_ranks)
+
+    def _file_ranks(self) -> Mapping[str, float]:
+        """Every file's global graph rank (abs_path → [0, 1]): which of several definitions
+        of a name the rest of the code leans on."""
+        return self.graph.rank(limit=0, definition_files=0).scores
+
     def bundle(self, request: BundleRequest) -> BundleResult:
         """A budgeted bundle (the steps are in `assembly.pipeline`). The request is checked
         against the configuration before waiting for the index."""
         policy = pipeline.plan(request, self.loaded.config)
+        if request.focus is not None:
+            self.workspace.servable(request.focus.path, "focus.uri")
+        for i, path in enumerate(request.open):
+            self.workspace.servable(path, f"open[{i}]")
         self.workspace.indexed_once.wait()
         built = pipeline.build(request, policy, self.bundle_sources())
         self.last_snapshot = built.result.snapshot
@@ -236,7 +263,10 @@ class Engine:
                 cache_db = None
                 if config.index.cache:
                     try:
-                        cache_db = ensure_cache_dir(root) / "docs.sqlite3"
+                        cache_db = cache_file(root, "docs.sqlite3")
+                    except UnsafeCache as err:
+                        self._docs_cache_warning = f"docs cache disabled: {err.strerror}"
+                        cache_db = None
                     except OSError:
                         cache_db = None
                 self._library_docs = LibraryDocs(
@@ -244,6 +274,7 @@ class Engine:
                     self.counter,
                     interpreter=config.python.interpreter or None,
                     docs_folders=config.docs.folders,
+                    read_roots=[*self.workspace.roots, *map(Path, self.loaded.trusted_folders)],
                     require_topic=config.docs.require_topic,
                     allow_full_library=config.docs.allow_full_library,
                     cache_db=cache_db,
@@ -305,6 +336,7 @@ class Engine:
             too_large=tuple(stats.too_large[:50]),
             ignored_dirs=stats.ignored_dirs,
             problems=tuple(stats.problems),
+            refused=ws.refused(),
             symbols=sum(f.symbols for f in files.values()),
             tokens=sum(f.tokens for f in files.values() if f.tokens_exact),
             tokens_estimated=sum(f.tokens for f in files.values() if not f.tokens_exact),
@@ -317,7 +349,7 @@ class Engine:
             ),
             cache={
                 "locations": ws.cache_locations(),
-                "warnings": ws.cache_warnings(),
+                "warnings": [*ws.cache_warnings(), *filter(None, [self._docs_cache_warning])],
                 "docs": self._library_docs.stats() if self._library_docs is not None else None,
             },
             config={"sources": list(self.loaded.sources), "warnings": list(self.loaded.warnings)},

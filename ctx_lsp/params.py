@@ -18,11 +18,12 @@ from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
 from urllib.request import url2pathname
 
-from ctx_lsp.errors import InvalidParam, json_type
+from ctx_lsp.errors import InvalidParam, json_type, type_problem
 from ctx_lsp.history import validate_artifacts, validate_messages
+from ctx_lsp.index.symbols import MAX_TOKENS_CAP, MIN_MAX_TOKENS
 from ctx_lsp.vocabulary import (
     BundleRequest,
     DocsRequest,
@@ -32,6 +33,7 @@ from ctx_lsp.vocabulary import (
     OutlineRequest,
     ResolveLibraryRequest,
     SearchRequest,
+    SymbolRequest,
     Tier,
     Utilization,
     WindowRequest,
@@ -62,6 +64,9 @@ BUNDLE_KEYS = frozenset(
     }
 )
 WINDOW_KEYS = frozenset({"messages", "budget", "model", "utilization", "summary"})
+SYMBOL_KEYS = frozenset({"name", "path", "include_body", "max_tokens"})
+MAX_SYMBOL_NAME_CHARS = 300
+"""Longer than any real dotted name: a longer `name` is a pasted body or a query."""
 
 E = TypeVar("E", bound=Enum)
 
@@ -151,6 +156,26 @@ def parse_docs(params: Any) -> LibraryDocsRequest:
     )
 
 
+def parse_symbol(params: Any) -> SymbolRequest:
+    p = require_object(params, "ctx/symbol")
+    check_keys(p, SYMBOL_KEYS)
+    name = (get_str(p, "name", required=True) or "").strip()
+    if not name:
+        raise InvalidParam("name", "is empty", "pass a qualname such as 'Client.send' or a bare name such as 'send'")
+    if len(name) > MAX_SYMBOL_NAME_CHARS or "\n" in name:
+        raise InvalidParam(
+            "name",
+            "is not a symbol name (too long, or several lines)",
+            "pass one dotted name such as 'Client.send'; to find code by words, search instead",
+        )
+    return SymbolRequest(
+        name=name,
+        path=parse_path(p["path"], "path") if p.get("path") is not None else None,
+        include_body=get_bool(p, "include_body", default=True),
+        max_tokens=get_int(p, "max_tokens", lo=MIN_MAX_TOKENS, hi=MAX_TOKENS_CAP, example=4000),
+    )
+
+
 def parse_resolve(params: Any) -> ResolveLibraryRequest:
     p = require_object(params, "ctx/resolveLibrary")
     check_keys(p, frozenset({"name", "limit"}))
@@ -231,13 +256,17 @@ def parse_docs_list(value: Any) -> tuple[DocsRequest, ...]:
 
 def uri_to_path(uri: Any, field: str) -> Path:
     """A `file://` URI (or, for CLI convenience, an absolute path) → a local path. Whether
-    it is inside the workspace is the workspace's decision, made when it is read."""
+    it is inside the workspace is the workspace's decision, made on the resolved path, so
+    `..` and `%2e%2e` get the same answer. Percent-escapes are decoded exactly once: a
+    second decoding would turn a file named `%2e%2e` into `..`."""
     if not isinstance(uri, str) or not uri:
         raise InvalidParam(
             field,
             f"expected a file URI string, got {json_type(uri)}",
             "pass a URI like 'file:///path/to/workspace/module.py'",
         )
+    if "\x00" in uri or "%00" in uri:
+        raise InvalidParam(field, "contains a NUL character", "pass the URI of a file inside the workspace")
     if uri.startswith("/"):
         return Path(uri)
     parsed = urlparse(uri)
@@ -249,7 +278,22 @@ def uri_to_path(uri: Any, field: str) -> Path:
         )
     if parsed.netloc not in ("", "localhost"):
         raise InvalidParam(field, f"remote file URI host {parsed.netloc!r}", "pass a local 'file:///' URI")
-    return Path(url2pathname(unquote(parsed.path)))
+    return Path(url2pathname(parsed.path))
+
+
+def parse_path(value: Any, field: str) -> str:
+    """A file or folder as an agent names it: a path relative to the workspace (its first
+    folder), an absolute path, or a `file://` URI. Whether it is inside the workspace is
+    the workspace's decision, made when it is looked up."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidParam(
+            field,
+            type_problem(value, "a string"),
+            "pass a workspace-relative path such as 'pkg/mod.py', or a file URI",
+        )
+    if value.startswith("file:") or "://" in value:
+        return str(uri_to_path(value, field))
+    return value.strip()
 
 
 # ---------------------------------------------------------------- field readers
@@ -286,6 +330,17 @@ def get_str(
         return default
     if not isinstance(value, str):
         raise InvalidParam(f"{prefix}{key}", f"expected a string, got {json_type(value)}", f"pass {key} as a string")
+    return value
+
+
+def get_bool(params: Mapping[str, Any], key: str, *, default: bool, prefix: str = "") -> bool:
+    value = params.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise InvalidParam(
+            f"{prefix}{key}", f"expected a boolean, got {json_type(value)}", f"pass {key}: true or false"
+        )
     return value
 
 

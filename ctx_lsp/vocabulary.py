@@ -322,3 +322,50 @@ class LibraryDocsRequest:
 class ResolveLibraryRequest:
     name: str
     limit: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRequest:
+    """A validated `ctx/symbol` request: one symbol's code, asked for by name."""
+
+    name: str
+    """A qualname (`Client.send`), a module-qualified one (`pkg.client.Client.send`), or a
+    bare name (`send`)."""
+    path: str | None = None
+    """Only this file (or folder): absolute, or relative to the first workspace folder;
+    not yet checked against the workspace."""
+    include_body: bool = True
+    max_tokens: int | None = None
+    """Tokens for all the bodies together; None takes `ctx_lsp.index.symbols.DEFAULT_MAX_TOKENS`."""
+
+
+# ---------------------------------------------------------------- symbol results
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolMatch:
+    """One definition a `ctx/symbol` name resolved to."""
+
+    path: str
+    uri: str
+    qualname: str
+    kind: str  # "class" | "function" | "method" | "constant" | "heading"
+    range: LineRange  # the whole definition, decorators and docstring included
+    signature: str
+    body: str | None
+    """The definition's exact source lines, cut at a line boundary (with a marker line
+    saying what was left out and how to get it) when over budget; None when not asked for
+    or when the budget went to better matches."""
+    tokens: int  # real count of `body`; 0 without one
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolResult:
+    name: str
+    matches: tuple[SymbolMatch, ...]  # best first: exact qualname matches, then by graph rank
+    ambiguous: bool  # more than one definition answers to the name
+    total_matches: int  # before the listing limit
+    note: str | None = None
+    """For the caller: why something is missing (close names when nothing matched, bodies
+    left out for the budget, matches not listed) and what to ask next."""

@@ -9,6 +9,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ctx_lsp"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("vocabulary", "errors", "relevance"),
+    ("gate",),
     ("tokens",),
     ("config",),
     ("code",),
@@ -18,7 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("assembly",),
     ("params", "wire"),
     ("engine",),
-    ("server",),
+    ("server", "mcp"),
     ("cli",),
     ("__main__",),
 )

@@ -5,7 +5,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ctx_lsp.params import parse_bundle, parse_docs, parse_outline, parse_resolve, parse_search, parse_window
+from ctx_lsp.params import (
+    parse_bundle,
+    parse_docs,
+    parse_outline,
+    parse_resolve,
+    parse_search,
+    parse_symbol,
+    parse_window,
+)
 from ctx_lsp.server.app import CtxServer
 from ctx_lsp.server.errors import maps_errors
 from ctx_lsp.wire import to_wire
@@ -38,6 +46,14 @@ def register(server: CtxServer) -> None:
                 for h in hits
             ]
         }
+
+    @server.feature("ctx/symbol")
+    @maps_errors
+    async def symbol(ls: CtxServer, params: Any) -> dict[str, Any]:
+        """ctx/symbol: one symbol's code, for an agent a bundle pointed at it."""
+        request = parse_symbol(params)
+        engine = ls.require_engine()
+        return to_wire(await asyncio.to_thread(engine.symbol, request))
 
     @server.feature("ctx/bundle")
     @maps_errors
