@@ -257,6 +257,9 @@ class LoadedConfig:
     trusted_folders: tuple[str, ...] = ()
     """Docs folders named by the user's own settings (absolute): the only places outside
     the workspace that library docs are read from."""
+    trusted_interpreter: bool = False
+    """`python.interpreter` was named by the user's own settings, not a workspace's file: it
+    may be run even if it lies inside the workspace."""
 
 
 def _snake(key: str) -> str:
@@ -507,5 +510,8 @@ def load(root: Path | None, overrides: Mapping[str, Any] | None = None) -> Loade
         user = Config()
         merge_into(user, overrides)
         trusted = [str(resolve_path(f, root)) for folders in user.docs.folders.values() for f in folders]
+        user_interpreter = bool(user.python.interpreter) and user.python.interpreter == config.python.interpreter
+    else:
+        user_interpreter = False
     validate(config)
-    return LoadedConfig(config, tuple(warnings), tuple(sources), tuple(trusted))
+    return LoadedConfig(config, tuple(warnings), tuple(sources), tuple(trusted), user_interpreter)

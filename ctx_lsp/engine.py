@@ -275,6 +275,7 @@ class Engine:
                     interpreter=config.python.interpreter or None,
                     docs_folders=config.docs.folders,
                     read_roots=[*self.workspace.roots, *map(Path, self.loaded.trusted_folders)],
+                    interpreter_trusted=self.loaded.trusted_interpreter,
                     require_topic=config.docs.require_topic,
                     allow_full_library=config.docs.allow_full_library,
                     cache_db=cache_db,

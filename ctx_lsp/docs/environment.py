@@ -34,15 +34,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctx_lsp.errors import CtxError
-from ctx_lsp.gate import read_head
+from ctx_lsp.gate import inside, read_head
 
 __all__ = [
     "LibraryEntry",
     "SitePaths",
     "find_interpreter",
+    "is_trusted_interpreter",
     "normalize_name",
     "scan_distributions",
     "site_paths",
+    "venv_site_paths",
 ]
 
 log = logging.getLogger(__name__)
@@ -148,6 +150,62 @@ def site_paths(interpreter: str, timeout: float = INTERPRETER_TIMEOUT_S) -> Site
         )
         log.warning(warning)
         return SitePaths(sys.executable, own_site_paths(), warning)
+
+
+def is_trusted_interpreter(interpreter: str, workspace_root: Path | None, named_by_user: bool) -> bool:
+    """Whether ctx-lsp may *run* `interpreter` to ask for its paths. A program inside the
+    workspace is the workspace's, and a cloned repository is not trusted: its `.venv/bin/python`
+    (or an interpreter its own config names) may be any script. Only the user's settings
+    may name one to run; outside the workspace ($VIRTUAL_ENV, ours) it is the user's."""
+    if named_by_user or workspace_root is None:
+        return True
+    try:
+        real = os.path.realpath(interpreter)
+        return not inside(real, [workspace_root]) and not inside(os.path.abspath(interpreter), [workspace_root])
+    except (OSError, ValueError):
+        return False
+
+
+PTH_MAX_BYTES = 64 * 1024
+"""A `.pth` file is a few lines; anything bigger is not read."""
+
+
+def venv_site_paths(interpreter: str, workspace_root: Path) -> SitePaths:
+    """The import paths of a virtual environment inside the workspace, found by reading its
+    layout rather than running its interpreter (`is_trusted_interpreter`): the
+    `site-packages` folders next to `pyvenv.cfg`, and the plain path lines of their `.pth`
+    files (editable installs). Only folders that really lie inside the workspace count, so a
+    link in a cloned `.venv` cannot lead docs to the user's files."""
+    venv = Path(interpreter).parent.parent
+    if not (venv / "pyvenv.cfg").is_file():
+        warning = (
+            f"python.interpreter {interpreter!r} is inside the workspace but not in a virtual environment "
+            "(no pyvenv.cfg); it is not run (a workspace's programs are not trusted): using ctx-lsp's own "
+            "environment; name it in your editor's settings to run it"
+        )
+        log.warning(warning)
+        return SitePaths(sys.executable, own_site_paths(), warning)
+    sites = sorted(
+        {
+            *venv.glob("lib/python3*/site-packages"),
+            *venv.glob("lib64/python3*/site-packages"),
+            *venv.glob("Lib/site-packages"),
+        }
+    )
+    found: list[str] = []
+    for site in sites:
+        found.append(str(site))
+        for pth in sorted(site.glob("*.pth")):
+            try:
+                text = read_head(pth, [workspace_root], PTH_MAX_BYTES).decode("utf-8", "replace")
+            except (CtxError, OSError):
+                continue
+            for line in text.splitlines():
+                line = line.strip()
+                if line and not line.startswith(("#", "import ", "import\t")):
+                    found.append(str(site / line) if not os.path.isabs(line) else line)
+    contained = [p for p in found if inside(os.path.realpath(p), [workspace_root])]
+    return SitePaths(interpreter, _existing_dirs(contained))
 
 
 # --- installed distributions ----------------------------------------------------------------

@@ -28,9 +28,11 @@ from ctx_lsp.docs.environment import (
     LibraryEntry,
     SitePaths,
     find_interpreter,
+    is_trusted_interpreter,
     normalize_name,
     scan_distributions,
     site_paths,
+    venv_site_paths,
 )
 from ctx_lsp.docs.ranking import SectionIndex, build_index, overview, rank, relevant, select, suggestions
 from ctx_lsp.docs.sections import DocSection
@@ -242,11 +244,15 @@ class LibraryDocs:
         site_paths: Sequence[Path] | None = None,
         environ: Mapping[str, str] | None = None,
         read_roots: Sequence[Path] | None = None,
+        interpreter_trusted: bool = False,
     ) -> None:
         self.workspace_root = workspace_root
         self.counter = counter
         self.require_topic = require_topic
         self._interpreter = interpreter
+        self._interpreter_trusted = interpreter_trusted
+        """`interpreter` was named by the user's own settings: it may be run even when it lies
+        inside the workspace (`environment.is_trusted_interpreter`)."""
         self._environ = os.environ if environ is None else environ
         self._docs_folders = _folder_map(docs_folders, workspace_root)
         self._read_roots: tuple[Path, ...] | None = (
@@ -277,7 +283,11 @@ class LibraryDocs:
                     self._site = SitePaths("", self._given_paths)
                 else:
                     exe = find_interpreter(self.workspace_root, self._interpreter, self._environ)
-                    self._site = site_paths(exe)
+                    named = self._interpreter_trusted and bool(self._interpreter)
+                    if self.workspace_root is not None and not is_trusted_interpreter(exe, self.workspace_root, named):
+                        self._site = venv_site_paths(exe, self.workspace_root)
+                    else:
+                        self._site = site_paths(exe)
                     if self._site.warning:
                         self._warnings.append(self._site.warning)
             return self._site.paths

@@ -80,3 +80,65 @@ def test_unreadable_metadata_is_skipped(tmp_path: Path) -> None:
     """Ensure a dist-info without METADATA is ignored rather than failing the scan."""
     (tmp_path / "ghost-1.0.dist-info").mkdir()
     assert scan_distributions([tmp_path]) == []
+
+
+def _planted_venv(ws: Path, marker: Path) -> Path:
+    """A cloned repository's `.venv` whose `bin/python` is a script that would leave
+    `marker` behind if anyone ran it, with one real package in its site-packages."""
+    venv = ws / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    exe = venv / "bin" / "python"
+    exe.write_text(f"#!/bin/sh\ntouch {marker}\necho '[]'\n")
+    exe.chmod(0o755)
+    site = venv / "lib" / "python3.11" / "site-packages"
+    (site / "planted").mkdir(parents=True)
+    (site / "planted-1.0.dist-info").mkdir()
+    (site / "planted-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: planted\nVersion: 1.0\n")
+    (ws / "src").mkdir()
+    (site / "_editable.pth").write_text(f"{ws / 'src'}\n/etc\nimport os; os.system('touch {marker}')\n")
+    return exe
+
+
+def test_a_workspace_interpreter_is_read_never_run(tmp_path: Path) -> None:
+    """Ensure that the workspace's own `.venv/bin/python` (or one a workspace config names)
+    is never executed: its site-packages are found from its layout, its `.pth` path lines
+    are kept only inside the workspace, and its import lines are not run."""
+    from ctx_lsp.docs.environment import is_trusted_interpreter, venv_site_paths
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    marker = tmp_path / "ran"
+    exe = _planted_venv(ws, marker)
+    assert not is_trusted_interpreter(str(exe), ws, named_by_user=False)
+    assert is_trusted_interpreter(str(exe), ws, named_by_user=True)
+    assert is_trusted_interpreter(sys.executable, ws, named_by_user=False)
+    found = venv_site_paths(str(exe), ws)
+    assert not marker.exists()
+    site = ws / ".venv" / "lib" / "python3.11" / "site-packages"
+    assert found.paths == (site, ws / "src") and not found.warning  # /etc (outside) is dropped
+
+
+def test_library_docs_never_run_a_cloned_venv(tmp_path: Path) -> None:
+    """Ensure that the docs catalog of a workspace with a planted `.venv` lists its packages
+    without running its interpreter, and that a `python.interpreter` from the workspace's
+    own config is not run either, while the same setting from the editor is."""
+    from ctx_lsp.engine import Engine
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    marker = tmp_path / "ran"
+    _planted_venv(ws, marker)
+    (ws / "pyproject.toml").write_text('[tool.ctx-lsp.python]\ninterpreter = ".venv/bin/python"\n')
+    engine = Engine([ws], {"index": {"watch": False}})
+    try:
+        names = [m.library for m in engine.resolve_library("planted")]
+        assert "planted" in names and not marker.exists()
+    finally:
+        engine.close()
+    trusted = Engine([ws], {"index": {"watch": False}, "python": {"interpreter": ".venv/bin/python"}})
+    try:
+        trusted.resolve_library("planted")
+        assert marker.exists()  # the user named it: it is run (and here it lies, so no packages)
+    finally:
+        trusted.close()
