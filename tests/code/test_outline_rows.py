@@ -114,6 +114,48 @@ def test_tier3_keeps_long_imports_verbatim() -> None:
     assert max(len(line) for line in outline.content.split("\n")) <= IMPORT_LINE_MAX_CHARS + 10  # the gutter
 
 
+def test_focused_file_shows_its_imports_as_written() -> None:
+    """Ensure that a file shown with bodies (tier 2) shows its module-level import
+    statements as written, continuation lines included and `__future__` left out, while
+    its outline (tier 1) keeps the one collapsed line; nested imports stay in their body."""
+    source = textwrap.dedent(
+        """\
+        from __future__ import annotations
+
+        import os
+        from ._models import (
+            Request,
+            Response,
+        )
+
+
+        def send(request):
+            import json
+            return Response(json.dumps(request))
+        """
+    )
+    counter = counter_for()
+    outline = outline_python(source.encode())
+    focused = render("client.py", source, outline, Tier.FOCUSED, counter, focus=("send",))
+    assert "    Request," in focused.content and " 3│ import os" in focused.content
+    assert "from ._models import (" in focused.content and "__future__" not in focused.content
+    assert focused.content.count("import json") == 1
+    plain = render("client.py", source, outline, Tier.OUTLINE, counter)
+    assert "    Request," not in plain.content
+    assert "import os; from ._models import (Request, Response)" in plain.content
+
+
+def test_focused_file_keeps_a_long_import_line_collapsed() -> None:
+    """Ensure that a focused file with an import line over the limit keeps the short
+    collapsed form: 900 characters of names are waste, written or not."""
+    names = ", ".join(f"Name{i}" for i in range(40))
+    source = f"from ._models import {names}\n\n\ndef send(request):\n    return Name0(request)\n"
+    counter = counter_for()
+    focused = render("client.py", source, outline_python(source.encode()), Tier.FOCUSED, counter, focus=("send",))
+    assert "Name39" not in focused.content and "._models" in focused.content
+    assert "return Name0(request)" in focused.content
+
+
 # --- readable markdown rows --------------------------------------------------------------------
 
 BADGED_README = textwrap.dedent(
