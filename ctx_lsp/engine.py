@@ -74,9 +74,11 @@ class OutlineResult:
 
 @dataclass(frozen=True, slots=True)
 class WatcherStatus:
-    state: str
+    state: str  # watching | polling (the native watcher failed) | stopped | failed | off
     error: str | None
     events: int
+    reconciles: int = 0  # scans that brought the index in line after a storm or a failure
+    lost_events: bool = False  # a storm or a failure may have dropped events (reconciled)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +158,7 @@ class Engine:
 
     def set_folders(self, roots: Sequence[Path | str]) -> None:
         self.workspace.set_folders([Path(r) for r in roots])
-        if self.watcher is not None and self.watcher.state == "watching":
+        if self.watcher is not None and self.watcher.state in ("watching", "polling"):
             self.watcher.restart()
 
     def reconfigure(self, overrides: Mapping[str, Any] | None) -> list[str]:
@@ -347,6 +349,8 @@ class Engine:
                 state=watcher.state if watcher else "off",
                 error=watcher.error if watcher else None,
                 events=watcher.events if watcher else 0,
+                reconciles=watcher.reconciles if watcher else 0,
+                lost_events=watcher.lost_events if watcher else False,
             ),
             cache={
                 "locations": ws.cache_locations(),

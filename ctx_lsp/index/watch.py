@@ -5,6 +5,17 @@ watchfiles batches events (it waits `STEP_MS` of quiet before yielding, at most
 Ignored paths are filtered before they reach the index; note the Rust watcher still
 places inotify watches on ignored directories (NOTES-ENV §5), which status reports when
 it fails on a huge tree.
+
+The index converges whatever the watcher misses. After a storm (a batch of
+`STORM_EVENTS` or more: a checkout, a build, a `rm -rf`, where the kernel's event queue
+may overflow and drop events silently) and after the watcher fails, the workspace is
+reconciled with a scan once things are quiet (`RECONCILE_QUIET_MS`) — cheap, as unchanged
+files are known by size and mtime. So is a new watcher, once: what changed between the last
+scan and the moment its watches were in place was seen by no one. A watcher that fails (e.g. the inotify watch limit) is
+replaced by polling, and status says so (`state`, `error`, `reconciles`, `lost_events`).
+Events under a linked directory that leads out of the workspace are dropped by the filter
+(`Workspace.locate` resolves links); the watch itself may still be placed there, as
+watchfiles has no switch for following links.
 """
 
 from __future__ import annotations
@@ -27,6 +38,12 @@ DEBOUNCE_MS = 1600
 """Longest a burst is batched before the index sees it."""
 STOP_POLL_MS = 200
 """How often the Rust watcher checks the stop event; bounds shutdown latency."""
+STORM_EVENTS = 500
+"""A batch this big may have lost events in the kernel's queue: reconcile after it."""
+RECONCILE_QUIET_MS = 1000
+"""Reconcile once no event has come for this long (a storm is over)."""
+POLL_DELAY_MS = 2000
+"""Polling interval when the native watcher failed: a full stat walk per poll."""
 
 ChangeCallback = Callable[[Sequence[str], Sequence[IndexedFile]], None]
 
@@ -58,6 +75,12 @@ class Watcher:
         self.state = "stopped"
         self.error: str | None = None
         self.events = 0
+        self.polling = False
+        """The native watcher failed and the tree is polled instead."""
+        self.reconciles = 0
+        self.lost_events = False
+        """A storm or a failure may have dropped events (a reconcile followed)."""
+        self._reconcile_due = False
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = threading.Event()
@@ -93,27 +116,62 @@ class Watcher:
         if not roots:
             self._fail("no folder to watch")
             return
-        self.state = "watching"
+        self.state = "polling" if self.polling else "watching"
         self.error = None
+        # Changes between the last scan and the moment the watches are in place are seen by
+        # no one: reconcile once the new watcher has been quiet a moment.
+        self._reconcile_due = True
         self._started.set()
-        try:
-            for changes in watch(
-                *roots,
-                watch_filter=WatchFilter(self.workspace),
-                stop_event=self._stop,
-                step=STEP_MS,
-                debounce=DEBOUNCE_MS,
-                rust_timeout=STOP_POLL_MS,
-                yield_on_timeout=False,
-                raise_interrupt=False,
-            ):
-                self.events += len(changes)
-                self._apply(sorted({path for _change, path in changes}))
-        except Exception as err:
-            self._fail(f"{type(err).__name__}: {err}")
-            return
-        if self.state == "watching":
+        while not self._stop.is_set():
+            try:
+                self._watch(watch, roots)
+                break
+            except Exception as err:
+                if self.polling:
+                    self._fail(f"{type(err).__name__}: {err}")
+                    return
+                # The native watcher gave up (an inotify limit, a vanished root): events may
+                # be lost, so reconcile, and go on by polling rather than go stale.
+                self.error = f"native watcher failed, polling every {POLL_DELAY_MS} ms: {type(err).__name__}: {err}"
+                log.warning("file watcher: %s", self.error)
+                self.polling, self.state, self.lost_events = True, "polling", True
+                self._reconcile()
+        if self.state in ("watching", "polling"):
             self.state = "stopped"
+
+    def _watch(self, watch, roots: list[str]) -> None:
+        quiet_ms = 0
+        for changes in watch(
+            *roots,
+            watch_filter=WatchFilter(self.workspace),
+            stop_event=self._stop,
+            step=STEP_MS,
+            debounce=DEBOUNCE_MS,
+            rust_timeout=STOP_POLL_MS,
+            yield_on_timeout=True,  # an empty batch per quiet STOP_POLL_MS: the reconcile clock
+            raise_interrupt=False,
+            force_polling=self.polling or None,
+            poll_delay_ms=POLL_DELAY_MS,
+        ):
+            if not changes:
+                quiet_ms += STOP_POLL_MS
+                if self._reconcile_due and quiet_ms >= RECONCILE_QUIET_MS:
+                    self._reconcile()
+                continue
+            quiet_ms = 0
+            self.events += len(changes)
+            if len(changes) >= STORM_EVENTS:
+                self._reconcile_due = self.lost_events = True
+            self._apply(sorted({path for _change, path in changes}))
+
+    def _reconcile(self) -> None:
+        """Bring the index in line with the disk by a scan (the cache makes it cheap)."""
+        self._reconcile_due = False
+        try:
+            self.workspace.index()
+            self.reconciles += 1
+        except Exception:  # keep watching; the next storm or failure tries again
+            log.exception("reconciling the index with the disk failed")
 
     def _apply(self, paths: list[str]) -> None:
         try:
