@@ -155,8 +155,17 @@ def _skeleton_fit(c: Candidate, room: int, pricer: Pricer) -> Placed | None:
 
 
 def _depth_fit(c: Candidate, room: int, pricer: Pricer) -> Placed | None:
-    """The candidate at its focused tier — the bodies its task hits, in its outline — cut
-    to `room` if the whole of it does not fit (the bodies are kept first)."""
+    """The whole file if it fits `room` — the file a task hits first is the one an agent
+    edits, imports and module code included; else the candidate at its focused tier (the
+    bodies its task hits, in its outline), cut to `room` if need be (bodies kept first).
+
+    Whole when it fits, measured (seed 0, 8K, cold): line recall 39.9 → 43.3, fn 85.9 →
+    83.5 (fewer outlines after it); whole only within 0.6 of the room: 42.2 / 84.2."""
+    entire = c.render(Tier.FULL, room) if c.min_tier < Tier.FULL and room > 0 else None
+    if entire is not None and entire.content and not entire.truncated:
+        cost = pricer.cost(c, entire)
+        if cost <= room:
+            return Placed(c, entire, cost, Placement.DEPTH)
     whole = best_fit(c, room, pricer, Tier.FOCUSED)
     if whole is not None and whole.tier == Tier.FOCUSED:
         return replace(whole, how=Placement.DEPTH)

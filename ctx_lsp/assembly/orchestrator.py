@@ -314,6 +314,8 @@ def outcome_of(p: Placed) -> str:
     cut = " and cut to its cap" if p.rendering.truncated and p.how is not Placement.CUT else ""
     if p.how is Placement.CONDENSED:
         return f"in: condensed to tier {tier} (it asked for {wanted}) while the bundle was over budget{cut}"
+    if p.how is Placement.DEPTH and p.tier == Tier.FULL:
+        return "in: tier 3 — the whole file, as it fits the room for bodies (before breadth)"
     if p.how is Placement.DEPTH:
         return f"in: tier {tier} — the bodies the task hits, shown before breadth{cut}"
     if p.how is Placement.BREADTH:

@@ -251,16 +251,19 @@ def test_no_idle_budget_when_something_is_left_out(budget, sizes, n_work) -> Non
 
 
 def test_idle_budget_shows_the_best_code_files_whole() -> None:
-    """Ensure that budget nothing else can use grows the most salient retrieval outlines
-    to whole files (best first), says so in explain, and never overruns."""
+    """Ensure that the best file is shown whole when it fits the room for bodies, that
+    budget nothing else can use then grows the next outlines to whole files (best first),
+    that explain says which was which, and that the bundle never overruns."""
     rt = [
         text_candidate("retrieval", "best.py", 1.0, {1: 3, 2: 10, 3: 40}, Tier.FOCUSED),
-        text_candidate("retrieval", "next.py", 0.6, {1: 3, 2: 10, 3: 400}, Tier.FOCUSED),
+        text_candidate("retrieval", "next.py", 0.8, {1: 3, 2: 10, 3: 60}, Tier.FOCUSED),
+        text_candidate("retrieval", "last.py", 0.6, {1: 3, 2: 10, 3: 400}, Tier.FOCUSED),
     ]
-    out = run(offers(retrieval=rt), 1500)
+    out = run(offers(retrieval=rt), 2000)
     tiers = {s.path: s.tier for s in out.sections}
-    assert tiers == {"best.py": 3, "next.py": 2}  # next.py whole does not fit what is idle
-    best = next(d for d in out.decisions if d.path == "best.py")
-    assert best.outcome == "in: tier 3 — the whole file, with budget nothing else could use"
-    assert any("best.py shown whole with idle budget" in r for r in out.reallocations)
-    assert out.total_tokens <= 1500
+    assert tiers == {"best.py": 3, "next.py": 3, "last.py": 2}  # last.py whole does not fit what is idle
+    outcomes = {d.path: d.outcome for d in out.decisions}
+    assert outcomes["best.py"] == "in: tier 3 — the whole file, as it fits the room for bodies (before breadth)"
+    assert outcomes["next.py"] == "in: tier 3 — the whole file, with budget nothing else could use"
+    assert any("next.py shown whole with idle budget" in r for r in out.reallocations)
+    assert out.total_tokens <= 2000
