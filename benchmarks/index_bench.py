@@ -9,7 +9,7 @@ that survive a faster or slower machine.
     python benchmarks/index_bench.py /path/to/django-5.2.x [--runs 3]
 
 Get a real workspace with `pip download --no-deps --no-binary :all: Django` (~2,800 .py
-files) or generate one with `benchmarks/generate_workspace.py`.
+files) or generate one with `benchmarks/scalebench/generate.py DIR --files N`.
 """
 
 from __future__ import annotations
