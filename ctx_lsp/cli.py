@@ -8,8 +8,10 @@ their result on stdout and progress on stderr, so `--format json` output can be 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import os
 import re
 import sys
 import time
@@ -19,6 +21,7 @@ from typing import Any, TextIO
 
 from ctx_lsp import __version__
 from ctx_lsp.errors import CtxError, InvalidParam
+from ctx_lsp.server.framing import MAX_FRAME_BYTES
 
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", ".hg", "ctx-lsp.toml")
 """Files that mark a project root when `outline FILE` or `docs` is called without
@@ -44,6 +47,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--log-file", type=Path, help="write logs here instead of stderr")
     serve.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    serve.add_argument(
+        "--max-frame-bytes",
+        type=int,
+        default=MAX_FRAME_BYTES,
+        metavar="N",
+        help=f"refuse (-32600) messages larger than N bytes without reading them into memory "
+        f"(default {MAX_FRAME_BYTES}, 64 MiB)",
+    )
 
     mcp = sub.add_parser(
         "mcp",
@@ -262,21 +273,31 @@ def _log_to_stderr_or_file(args: argparse.Namespace) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    """Serve until the client says exit, goes away or dies, then end the process at once
+    with LSP's exit code (0 after shutdown, else 1). `os._exit`, because a normal exit
+    would first wait for every worker thread still busy with a request nobody awaits."""
+    if args.max_frame_bytes < 1:
+        print("ctx-lsp: error: --max-frame-bytes must be a positive number of bytes", file=sys.stderr)
+        return 2
     _log_to_stderr_or_file(args)
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
 
     from ctx_lsp.server.app import create_server
 
-    server = create_server()
+    server = create_server(args.max_frame_bytes)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         if not host or not port.isdigit():
             print("ctx-lsp: error: --tcp expects HOST:PORT, e.g. 127.0.0.1:2087", file=sys.stderr)
             return 2
-        server.start_tcp(host, int(port))
+        code = server.start_tcp(host, int(port))
     else:
-        server.start_io()
-    return 0
+        code = server.start_io()
+    server.stop()
+    logging.shutdown()
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(code)
 
 
 MCP_MISSING = "ctx-lsp: error: `ctx-lsp mcp` needs the MCP SDK, an optional extra: pip install 'ctx-lsp[mcp]'"

@@ -67,6 +67,9 @@ WINDOW_KEYS = frozenset({"messages", "budget", "model", "utilization", "summary"
 SYMBOL_KEYS = frozenset({"name", "path", "include_body", "max_tokens"})
 MAX_SYMBOL_NAME_CHARS = 300
 """Longer than any real dotted name: a longer `name` is a pasted body or a query."""
+MAX_LIBRARY_NAME_CHARS = 200
+"""Longer than any package name: a longer one is a mistake, and matching it against every
+installed distribution takes seconds per megabyte (issue 12)."""
 
 E = TypeVar("E", bound=Enum)
 
@@ -148,6 +151,7 @@ def parse_docs(params: Any) -> LibraryDocsRequest:
     library = get_str(p, "library", required=True) or ""
     if not library.strip():
         raise InvalidParam("library", "is empty", "pass a library name such as 'pygls'")
+    check_library_name(library, "library")
     return LibraryDocsRequest(
         library=library,
         topic=get_str(p, "topic"),
@@ -182,6 +186,7 @@ def parse_resolve(params: Any) -> ResolveLibraryRequest:
     name = get_str(p, "name", required=True) or ""
     if not name.strip():
         raise InvalidParam("name", "is empty", "pass a library name such as 'pygls'")
+    check_library_name(name, "name")
     limit = get_int(p, "limit", lo=1, hi=100, default=10, example=10)
     return ResolveLibraryRequest(name, limit or 10)
 
@@ -250,6 +255,7 @@ def parse_docs_list(value: Any) -> tuple[DocsRequest, ...]:
         library = get_str(item, "library", required=True, prefix=f"docs[{i}].") or ""
         if not library.strip():
             raise InvalidParam(f"docs[{i}].library", "is empty", "pass a library name such as 'pygls'")
+        check_library_name(library, f"docs[{i}].library")
         out.append(DocsRequest(library, get_str(item, "topic", prefix=f"docs[{i}].")))
     return tuple(out)
 
@@ -331,6 +337,16 @@ def get_str(
     if not isinstance(value, str):
         raise InvalidParam(f"{prefix}{key}", f"expected a string, got {json_type(value)}", f"pass {key} as a string")
     return value
+
+
+def check_library_name(value: str, field: str) -> None:
+    """Refuse a name over `MAX_LIBRARY_NAME_CHARS` before any lookup is done with it."""
+    if len(value) > MAX_LIBRARY_NAME_CHARS:
+        raise InvalidParam(
+            field,
+            f"is {len(value)} characters long, over the limit of {MAX_LIBRARY_NAME_CHARS}",
+            "pass a library name such as 'pygls'",
+        )
 
 
 def get_bool(params: Mapping[str, Any], key: str, *, default: bool, prefix: str = "") -> bool:

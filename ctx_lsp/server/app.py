@@ -1,9 +1,8 @@
-"""The pygls server: state, the protocol tweak for raw params, and start-up indexing.
+"""The pygls server: state, start-up indexing, and how it is served.
 
-Custom `ctx/*` params must reach our validators as plain dicts: pygls would otherwise
-turn them into namedtuples (renaming odd keys), and typed attrs params make the client
-hang on a bad field (STYLE §2). So the protocol subclass gives those methods a message
-type whose `params` is `Any`.
+The protocol (raw params for `ctx/*`, lifecycle errors) is in protocol.py; reading the
+stream (framing.py, envelope.py), when the process ends and with which code in session.py;
+editor buffers in buffers.py.
 """
 
 from __future__ import annotations
@@ -11,23 +10,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
-import attrs
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 
 from ctx_lsp import __version__
 from ctx_lsp.engine import Engine
 from ctx_lsp.errors import CtxError
 from ctx_lsp.index.workspace import ProgressFn
 from ctx_lsp.params import uri_to_path
+from ctx_lsp.server.buffers import BufferQueue, BufferUpdate
+from ctx_lsp.server.framing import MAX_FRAME_BYTES
+from ctx_lsp.server.protocol import CtxProtocol
+from ctx_lsp.server.session import Session, run_stdio, run_tcp
 
 log = logging.getLogger(__name__)
 
@@ -36,34 +38,38 @@ PROGRESS_INTERVAL_S = 0.1
 """At most ten progress reports a second: more only floods the client's UI."""
 
 
-@attrs.define
-class RawRequest:
-    """A request whose params stay a plain dict (see module docstring)."""
-
-    id: int | str
-    method: str
-    jsonrpc: str
-    params: Any = None
-
-
-class CtxProtocol(LanguageServerProtocol):
-    # pygls declares this an lru_cache'd method; overriding it with a plain one is the
-    # documented extension point (STYLE §2), so the override's type differs.
-    def get_message_type(self, method: str) -> Any:  # type: ignore[override]
-        if method.startswith("ctx/"):
-            return RawRequest
-        return super().get_message_type(method)
-
-
 class CtxServer(LanguageServer):
     """The language server; owns the engine once `initialize` names the folders."""
 
-    def __init__(self) -> None:
+    protocol: CtxProtocol
+
+    def __init__(self, max_frame_bytes: int = MAX_FRAME_BYTES) -> None:
         super().__init__("ctx-lsp", __version__, protocol_cls=CtxProtocol)
         self.engine: Engine | None = None
         self.init_options: Mapping[str, Any] = {}
         self.index_task: asyncio.Task[None] | None = None
         self._engine_ready = threading.Event()
+        self.session = Session(self.protocol, max_frame_bytes)
+        self.buffers = BufferQueue(self._apply_buffer)
+
+    # ------------------------------------------------------------------ serving
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> int:
+        """Serve over stdio until the session ends; the exit code (session.py)."""
+        return run_stdio(self.protocol, self.session, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
+
+    def start_tcp(self, host: str, port: int) -> int:  # type: ignore[override]
+        """Serve one client over TCP; the exit code."""
+        return run_tcp(self.protocol, self.session, host, port)
+
+    def stop(self, timeout_s: float = 3.0) -> None:
+        """Release the engine (watcher, index pool, database) before the process exits,
+        waiting at most `timeout_s`: a hung close must not keep a dead server alive."""
+        engine = self.engine
+        if engine is None:
+            return
+        closing = threading.Thread(target=engine.close, name="ctx-lsp-close", daemon=True)
+        closing.start()
+        closing.join(timeout_s)
 
     # ------------------------------------------------------------------ engine
     def require_engine(self) -> Engine:
@@ -143,17 +149,30 @@ class CtxServer(LanguageServer):
     def _on_disk_change(self, removed: Any, updated: Any) -> None:
         log.debug("disk change: %d removed, %d updated", len(removed), len(updated))
 
+    def _apply_buffer(self, update: BufferUpdate) -> None:
+        """Runs in a worker thread (buffers.py)."""
+        engine = self.engine
+        if engine is None:
+            return
+        try:
+            if update.text is None:
+                engine.close_document(update.path)
+            else:
+                engine.open_document(update.path, update.text, update.version, update.edited)
+        except CtxError as err:
+            log.info("not tracking %s: %s", update.path, err)
+
     def path_of(self, uri: str, field: str = "uri") -> str:
         return str(uri_to_path(uri, field))
 
 
-def create_server() -> CtxServer:
+def create_server(max_frame_bytes: int = MAX_FRAME_BYTES) -> CtxServer:
     """Build a server with every handler registered (a fresh one per call, for tests)."""
     from ctx_lsp.server import commands, requests, sync
     from ctx_lsp.server.errors import quiet_refusals
 
     quiet_refusals()
-    server = CtxServer()
+    server = CtxServer(max_frame_bytes)
     sync.register(server)
     requests.register(server)
     commands.register(server)

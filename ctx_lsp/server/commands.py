@@ -26,10 +26,13 @@ def _no_args(command: str, args: tuple[Any, ...]) -> None:
 def register(server: CtxServer) -> None:
     @server.command("ctx.status")
     @maps_errors
-    def status(ls: CtxServer, *args: Any) -> dict[str, Any]:
-        """Index size, skipped files by reason, watcher state, tokenizer, cache health."""
+    async def status(ls: CtxServer, *args: Any) -> dict[str, Any]:
+        """Index size, skipped files by reason, watcher state, tokenizer, cache health (after
+        the buffers sent before it are applied)."""
         _no_args("ctx.status", args)
-        return to_wire(ls.require_engine().status())
+        engine = ls.require_engine()
+        await ls.buffers.settled()
+        return to_wire(engine.status())
 
     @server.command("ctx.explain")
     @maps_errors

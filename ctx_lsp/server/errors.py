@@ -2,7 +2,8 @@
 
 `InvalidParam` and `OutsideWorkspace` are the caller's mistake: -32602 with the field in
 `data`. Other core errors are -32803 (RequestFailed). Anything unexpected is left to
-pygls, which answers -32603 with the traceback and keeps the server running.
+pygls, which answers -32603 with the traceback and keeps the server running. A value
+quoted back in a message is cut (`clip`), so a huge param never comes back as a huge error.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -19,18 +21,28 @@ from ctx_lsp.errors import ConfigError, CtxError, InvalidParam, OutsideWorkspace
 
 REQUEST_FAILED = -32803
 """LSP's RequestFailed: the request was valid but could not be answered."""
+MAX_ECHO_CHARS = 200
+"""A value quoted back in an error (a path, a name) is cut to this: a 1 MB path sent in a
+param must not come back as a 1 MB error message."""
+_LONG_WORD = re.compile(rf"\S{{{MAX_ECHO_CHARS + 1},}}")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def to_jsonrpc(err: CtxError) -> JsonRpcException:
+    message = clip(str(err))
     if isinstance(err, InvalidParam):
-        return JsonRpcInvalidParams(str(err), data={"field": err.field})
+        return JsonRpcInvalidParams(message, data={"field": clip(err.field)})
     if isinstance(err, OutsideWorkspace):
-        return JsonRpcInvalidParams(str(err), data={"field": "uri", "refused": err.target})
+        return JsonRpcInvalidParams(message, data={"field": "uri", "refused": clip(err.target)})
     if isinstance(err, ConfigError):
-        return JsonRpcInvalidParams(str(err), data={"field": err.key})
-    return JsonRpcException(str(err), code=REQUEST_FAILED)
+        return JsonRpcInvalidParams(message, data={"field": clip(err.key)})
+    return JsonRpcException(message, code=REQUEST_FAILED)
+
+
+def clip(text: str) -> str:
+    """`text` with every run of more than `MAX_ECHO_CHARS` non-blank characters shortened."""
+    return _LONG_WORD.sub(lambda m: f"{m.group()[: MAX_ECHO_CHARS // 2]}…({len(m.group())} characters)", text)
 
 
 def maps_errors(handler: F) -> F:

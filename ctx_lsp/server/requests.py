@@ -1,4 +1,8 @@
-"""Custom `ctx/*` requests: validate at the edge, run the engine off the event loop."""
+"""Custom `ctx/*` requests: validate at the edge, run the engine off the event loop.
+
+Requests that read the workspace first wait for the editor buffers sent before them
+(`buffers.settled()`, buffers.py); docs, library and windowing requests never wait.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ def register(server: CtxServer) -> None:
         """ctx/outline: one file at a tier; the URI must be inside a workspace folder."""
         request = parse_outline(params)
         engine = ls.require_engine()
+        await ls.buffers.settled()
         return to_wire(await asyncio.to_thread(engine.outline, request.path, request.tier))
 
     @server.feature("ctx/search")
@@ -33,6 +38,7 @@ def register(server: CtxServer) -> None:
     async def search(ls: CtxServer, params: Any) -> dict[str, Any]:
         request = parse_search(params)
         engine = ls.require_engine()
+        await ls.buffers.settled()
         hits = await asyncio.to_thread(engine.search, request.query, request.limit)
         return {
             "hits": [
@@ -53,6 +59,7 @@ def register(server: CtxServer) -> None:
         """ctx/symbol: one symbol's code, for an agent a bundle pointed at it."""
         request = parse_symbol(params)
         engine = ls.require_engine()
+        await ls.buffers.settled()
         return to_wire(await asyncio.to_thread(engine.symbol, request))
 
     @server.feature("ctx/bundle")
@@ -60,6 +67,7 @@ def register(server: CtxServer) -> None:
     async def bundle(ls: CtxServer, params: Any) -> dict[str, Any]:
         request = parse_bundle(params)
         engine = ls.require_engine()
+        await ls.buffers.settled()
         return to_wire(await asyncio.to_thread(engine.bundle, request))
 
     @server.feature("ctx/docs")

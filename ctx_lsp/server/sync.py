@@ -1,8 +1,10 @@
 """Lifecycle and document sync: initialize, open buffers, watched files, configuration.
 
 pygls applies incremental `didChange` edits to its own copy of the document; we hand the
-resulting full text to the engine, where the buffer overrides the disk until `didClose`.
-A buffer outside the workspace is ignored (logged), never read or indexed.
+resulting full text to the engine (off the event loop, in order: buffers.py), where the
+buffer overrides the disk until `didClose`. A buffer outside the workspace is ignored
+(logged), never read or indexed; so is one over `index.max_file_bytes`, like a file of
+that size on disk (and its earlier buffer is dropped).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from lsprotocol import types as lsp
 from ctx_lsp.errors import ConfigError, CtxError
 from ctx_lsp.params import uri_to_path
 from ctx_lsp.server.app import CtxServer
+from ctx_lsp.server.buffers import BufferUpdate
 
 log = logging.getLogger(__name__)
 
@@ -49,24 +52,33 @@ def _settings(payload: Any) -> Mapping[str, Any] | None:
     return payload
 
 
-def _sync_document(ls: CtxServer, uri: str, *, edited: bool) -> None:
-    """Runs on the event loop, not in a thread: a request that follows an edit must see it,
-    and pygls handles messages in order only up to the first await. Re-outlining one
-    buffer takes milliseconds."""
+def _sync_document(ls: CtxServer, uri: str, *, edited: bool, closed: bool = False) -> None:
+    """Queue the document's state for the engine (buffers.py); cheap, on the event loop."""
     engine = ls.engine
     if engine is None:
         return
     try:
         path = ls.path_of(uri)
-        doc = ls.workspace.get_text_document(uri)
-        engine.open_document(path, doc.source, doc.version or 0, edited)
     except CtxError as err:
         log.info("not tracking %s: %s", uri, err)
+        return
+    if closed:
+        ls.buffers.put(BufferUpdate(path, None))
+        return
+    doc = ls.workspace.get_text_document(uri)
+    text = doc.source
+    limit = engine.loaded.config.index.max_file_bytes
+    if len(text) > limit or len(text.encode("utf-8", errors="replace")) > limit:
+        log.info("not tracking %s: its buffer is over index.max_file_bytes (%d bytes)", uri, limit)
+        ls.buffers.put(BufferUpdate(path, None))
+        return
+    ls.buffers.put(BufferUpdate(path, text, doc.version or 0, edited))
 
 
 def register(server: CtxServer) -> None:
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: CtxServer, params: lsp.InitializeParams) -> None:
+        ls.session.watch_parent(params.process_id)
         folders = _folders(params)
         options = _settings(params.initialization_options)
         ls.init_options = options or {}
@@ -99,13 +111,7 @@ def register(server: CtxServer) -> None:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: CtxServer, params: lsp.DidCloseTextDocumentParams) -> None:
-        engine = ls.engine
-        if engine is None:
-            return
-        try:
-            engine.close_document(ls.path_of(params.text_document.uri))
-        except CtxError as err:
-            log.info("close of untracked %s: %s", params.text_document.uri, err)
+        _sync_document(ls, params.text_document.uri, edited=False, closed=True)
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def did_change_watched_files(ls: CtxServer, params: lsp.DidChangeWatchedFilesParams) -> None:
