@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from ctx_lsp import cancel
 from ctx_lsp.assembly.render import render
 from ctx_lsp.code.tiers import TIER_CAP_TOKENS
 from ctx_lsp.relevance import (
@@ -189,6 +190,7 @@ def fill(
     asked for is shown at that tier cut to the room left, when that is more than the
     lower tier would show — unless the lower tier shows bodies (a cursor's, an edit's, the
     task's), which a cut prefix of the file could lose."""
+    cancel.check()  # each fill renders candidates: the costly unit of an assembly
     placed: list[Placed] = []
     fresh: list[Candidate] = []
     for c in offer.candidates:

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from ctx_lsp import cancel
 from ctx_lsp.assembly.adjustments import Signals
 from ctx_lsp.assembly.budget import BudgetPlan, plan_budget
 from ctx_lsp.assembly.orchestrator import Outcome, assemble, reserved_allocation
@@ -135,10 +136,13 @@ def plan(request: BundleRequest, config: Config) -> Policy:
 def build(request: BundleRequest, policy: Policy, sources: Sources) -> Built:
     """Steps 2–6 (the index must be ready)."""
     started = time.perf_counter()
+    cancel.check()
     ctx = prepare(request, policy, sources)
+    cancel.check()
     title = f"Context for: {request.query.strip()}" if request.query.strip() else "Context"
     conversation = window_conversation(request, policy, sources.counter, ctx.warnings, title)
     offers = collect_offers(ctx)
+    cancel.check()
     outcome, conversation, text, total = assemble_with(conversation, offers, request, policy, sources, ctx, title)
     if conversation:
         ctx.warnings.extend(f"conversation: {n}" for n in conversation.window.notes)
@@ -367,6 +371,7 @@ def collect_offers(ctx: AssemblyContext) -> dict[str, Offer]:
     unknown library, say) and goes back to the caller, who can fix it."""
     offers: dict[str, Offer] = {}
     for contributor in CONTRIBUTORS:
+        cancel.check()
         try:
             offers[contributor.name.value] = contributor.offer(ctx)
         except CtxError:

@@ -7,8 +7,10 @@ Requests that read the workspace first wait for the editor buffers sent before t
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from ctx_lsp.cancel import cancellable
 from ctx_lsp.params import (
     parse_bundle,
     parse_docs,
@@ -22,6 +24,20 @@ from ctx_lsp.server.app import CtxServer
 from ctx_lsp.server.errors import maps_errors
 from ctx_lsp.wire import to_wire
 
+T = TypeVar("T")
+
+
+async def off_loop(fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` in a worker thread, cancellable: when pygls cancels this request's task
+    (`$/cancelRequest`, or shutdown), the work stops at its next `cancel.check()` instead
+    of running to the end for nobody."""
+    with cancellable() as token:
+        try:
+            return await asyncio.to_thread(fn, *args)
+        except asyncio.CancelledError:
+            token.set()
+            raise
+
 
 def register(server: CtxServer) -> None:
     @server.feature("ctx/outline")
@@ -31,7 +47,7 @@ def register(server: CtxServer) -> None:
         request = parse_outline(params)
         engine = ls.require_engine()
         await ls.buffers.settled()
-        return to_wire(await asyncio.to_thread(engine.outline, request.path, request.tier))
+        return to_wire(await off_loop(engine.outline, request.path, request.tier))
 
     @server.feature("ctx/search")
     @maps_errors
@@ -39,7 +55,7 @@ def register(server: CtxServer) -> None:
         request = parse_search(params)
         engine = ls.require_engine()
         await ls.buffers.settled()
-        hits = await asyncio.to_thread(engine.search, request.query, request.limit)
+        hits = await off_loop(engine.search, request.query, request.limit)
         return {
             "hits": [
                 {
@@ -60,7 +76,7 @@ def register(server: CtxServer) -> None:
         request = parse_symbol(params)
         engine = ls.require_engine()
         await ls.buffers.settled()
-        return to_wire(await asyncio.to_thread(engine.symbol, request))
+        return to_wire(await off_loop(engine.symbol, request))
 
     @server.feature("ctx/bundle")
     @maps_errors
@@ -68,7 +84,7 @@ def register(server: CtxServer) -> None:
         request = parse_bundle(params)
         engine = ls.require_engine()
         await ls.buffers.settled()
-        return to_wire(await asyncio.to_thread(engine.bundle, request))
+        return to_wire(await off_loop(engine.bundle, request))
 
     @server.feature("ctx/docs")
     @maps_errors
@@ -76,16 +92,14 @@ def register(server: CtxServer) -> None:
         """ctx/docs: library docs on a topic, capped at the agent's docs cap."""
         request = parse_docs(params)
         engine = ls.require_engine()
-        return to_wire(
-            await asyncio.to_thread(engine.docs, request.library, request.topic, request.agent, request.max_tokens)
-        )
+        return to_wire(await off_loop(engine.docs, request.library, request.topic, request.agent, request.max_tokens))
 
     @server.feature("ctx/resolveLibrary")
     @maps_errors
     async def resolve_library(ls: CtxServer, params: Any) -> dict[str, Any]:
         request = parse_resolve(params)
         engine = ls.require_engine()
-        return {"matches": to_wire(await asyncio.to_thread(engine.resolve_library, request.name, request.limit))}
+        return {"matches": to_wire(await off_loop(engine.resolve_library, request.name, request.limit))}
 
     @server.feature("ctx/window")
     @maps_errors
@@ -93,4 +107,4 @@ def register(server: CtxServer) -> None:
         """ctx/window: conversation windowing at turn boundaries."""
         request = parse_window(params)
         engine = ls.require_engine()
-        return to_wire(await asyncio.to_thread(engine.window, request))
+        return to_wire(await off_loop(engine.window, request))
