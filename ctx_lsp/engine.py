@@ -25,6 +25,7 @@ from ctx_lsp.contributors.base import RenderCache
 from ctx_lsp.docs.library import DocsResult, LibraryDocs, LibraryMatch
 from ctx_lsp.errors import CtxError
 from ctx_lsp.history.windowing import WindowResult, window_messages
+from ctx_lsp.index.derived import DerivedCache
 from ctx_lsp.index.graph import ReferenceGraph
 from ctx_lsp.index.search import SearchHit, SearchIndex
 from ctx_lsp.index.store import UnsafeCache, cache_file
@@ -116,7 +117,8 @@ class Engine:
         paths = [Path(r) for r in roots]
         self.loaded: LoadedConfig = load(paths[0].resolve() if paths else None, overrides)
         self.workspace = Workspace(paths, self.loaded.config)
-        self.search_index = SearchIndex()
+        self.derived = DerivedCache(self.workspace.store_for)
+        self.search_index = SearchIndex(self.derived)
         self.workspace.subscribe(self.search_index.update)
         self.watcher: Watcher | None = None
         self.last_snapshot: Snapshot | None = None
@@ -125,7 +127,7 @@ class Engine:
         self._library_docs: LibraryDocs | None = None
         self._docs_lock = threading.Lock()
         self._docs_cache_warning = ""
-        self.graph = ReferenceGraph()
+        self.graph = ReferenceGraph(self.derived)
         self.workspace.subscribe(self.graph.update)
         self.symbols = SymbolTable()
         self.workspace.subscribe(self.symbols.update)

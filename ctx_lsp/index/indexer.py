@@ -131,6 +131,16 @@ class Indexer:
                 if store is not None:
                     store.close()
 
+    def opened_store(self, root: Path | None) -> IndexStore | None:
+        """The cache already opened for this folder (the first folder's for None)."""
+        if root is None:
+            roots = self._folders.roots
+            if not roots:
+                return None
+            root = roots[0]
+        with self._stores_lock:
+            return self._stores.get(root)
+
     def cache_locations(self) -> list[str]:
         return [s.location for s in self._stores.values()]
 

@@ -54,6 +54,7 @@ CREATE TABLE IF NOT EXISTS files (
     decode_replaced INTEGER NOT NULL,
     outline TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS derived (key TEXT PRIMARY KEY, digest TEXT NOT NULL, value TEXT NOT NULL);
 """
 
 
@@ -223,12 +224,28 @@ class IndexStore:
 
     def clear(self) -> None:
         self._write("DELETE FROM files", [()])
+        self._write("DELETE FROM derived", [()])
+
+    # ------------------------------------------------------------------ derived state
+    # What search and the graph derive from the files, so that a fresh process need not
+    # derive it again. Values carry a digest (see `index/derived.py`); the store keeps
+    # them, it never judges them.
+    def load_derived(self, key: str) -> tuple[str, str | bytes] | None:
+        """(digest, value) stored under `key`, or None; raises sqlite3.Error."""
+        with self._lock:
+            row = self._conn.execute("SELECT digest, value FROM derived WHERE key=?", (key,)).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def put_derived(self, key: str, digest: str, value: str | bytes) -> None:
+        self._write("INSERT OR REPLACE INTO derived VALUES (?,?,?)", [(key, digest, value)])
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
 
     def _write(self, sql: str, rows: list[tuple]) -> None:
+        if not rows:
+            return
         with self._lock:
             try:
                 with self._conn:

@@ -28,6 +28,7 @@ from ctx_lsp.index.folders import Folders, Location
 from ctx_lsp.index.indexer import Change, FileOutcome, Indexer, IndexStats, ProgressFn
 from ctx_lsp.index.overlays import Buffer, Overlays
 from ctx_lsp.index.secret_files import holds_private_key
+from ctx_lsp.index.store import IndexStore
 
 log = logging.getLogger(__name__)
 
@@ -386,6 +387,11 @@ class Workspace:
 
     def cache_warnings(self) -> list[str]:
         return self._indexer.cache_warnings()
+
+    def store_for(self, root: str | None) -> IndexStore | None:
+        """The opened cache of the folder at `root` (of the first folder for None): where
+        state derived from the index is kept (`index/derived.py`)."""
+        return self._indexer.opened_store(None if root is None else Path(root))
 
     def close(self) -> None:
         self._indexer.close_stores()

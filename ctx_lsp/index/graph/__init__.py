@@ -26,13 +26,14 @@ from ctx_lsp.index.graph import calls, definitions
 from ctx_lsp.index.graph.calls import SymbolRef
 from ctx_lsp.index.graph.edges import Edges, GraphSnapshot, name_factor, reference_units
 from ctx_lsp.index.graph.modules import module_names, resolve_relative
-from ctx_lsp.index.graph.ranking import DefinitionRank, FileRank, PageRank, RankResult, push, seeds
+from ctx_lsp.index.graph.ranking import DefinitionRank, FileRank, PageRank, RankCache, RankResult, push, seeds
 from ctx_lsp.relevance import DEFINITION_FILES, DEFINITIONS_PER_FILE, FILES_LISTED
 
 __all__ = [
     "DefinitionRank",
     "FileRank",
     "GraphSnapshot",
+    "RankCache",
     "RankResult",
     "ReferenceGraph",
     "SymbolRef",
@@ -53,11 +54,16 @@ class ReferenceGraph:
     guards the queue alone, so `update` never waits for a query.)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, rank_cache: RankCache | None = None) -> None:
         self._lock = threading.Lock()
         self._changes = ChangeQueue()
         self._edges = Edges()
-        self._pagerank = PageRank()
+        self._pagerank = PageRank(rank_cache)
+
+    @property
+    def global_from_cache(self) -> bool:
+        """The global rank was read from the cache rather than computed (for tests)."""
+        return self._pagerank.global_from_cache
 
     @property
     def global_visits(self) -> int:

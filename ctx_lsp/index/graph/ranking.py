@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from ctx_lsp.index.graph.edges import Edges
 from ctx_lsp.relevance import (
@@ -29,7 +29,7 @@ from ctx_lsp.relevance import (
     PERSONAL_TOLERANCE,
 )
 
-__all__ = ["DefinitionRank", "FileRank", "PageRank", "RankResult", "Row", "Seeds", "push", "seeds"]
+__all__ = ["DefinitionRank", "FileRank", "PageRank", "RankCache", "RankResult", "Row", "Seeds", "push", "seeds"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,11 +158,25 @@ def seeds(edges: Edges, personal: Mapping[str, float], mentioned: Collection[str
     return Seeds(dict(sorted(jump.items())), working, {f: tuple(ns) for f, ns in mentioned_in.items()})
 
 
+class RankCache(Protocol):
+    """Where the global rank is kept between processes (`index/derived.py`), under a key
+    that digests everything it is computed from."""
+
+    def rank_key(self, paths: Sequence[str], rows: Sequence[Row], order: Sequence[int]) -> str: ...
+
+    def load_rank(self, key: str, size: int) -> tuple[list[float], list[float]] | None: ...
+
+    def save_rank(self, key: str, p: Sequence[float], r: Sequence[float]) -> None: ...
+
+
 class PageRank:
     """The walk over the graph's files: node ids, rows, and the global part of the rank,
     kept in step with the edges between requests."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: RankCache | None = None) -> None:
+        self._cache = cache
+        self.global_from_cache = False
+        """The first global rank was read from the cache, not pushed (for tests)."""
         # node ids (list positions), rows as the global state last saw them, the global
         # push state (None until the first refresh)
         self._ids: dict[str, int] = {}
@@ -213,9 +227,18 @@ class PageRank:
             self._paths = paths
             self._rows = [self._row(edges, f) for f in paths]
             self._order = sorted(range(len(paths)), key=lambda i: facts[paths[i]].path)
+            key = self._cache.rank_key(paths, self._rows, self._order) if self._cache is not None else ""
+            stored = self._cache.load_rank(key, len(paths)) if self._cache is not None else None
+            if stored is not None:
+                self._global_p, self._global_r = stored
+                self.global_from_cache = True
+                self.visits = 0
+                return
             self._global_p = [0.0] * len(paths)
             self._global_r = [1.0] * len(paths)
             self.visits = push(self._rows, self._global_p, self._global_r, self._order, GLOBAL_TOLERANCE, False)
+            if self._cache is not None:
+                self._cache.save_rank(key, self._global_p, self._global_r)
             return
         if not (stale_rows or nodes_changed):
             self.visits = 0

@@ -1,0 +1,270 @@
+"""Derived state kept in the index cache, so a fresh process does not derive it again.
+
+A warm start reads every file's outline from the cache; deriving the search postings and
+the graph's global rank from those outlines used to cost most of a CLI call. Both are
+stored next to the files, each under a digest of exactly what it was derived from:
+
+- **the search postings** (`derived`, key `search_postings`, in the first folder's cache):
+  one image of the whole index as flat arrays (`search.PostingsImage`), with each file's
+  display path and content hash. Its digest covers `IMAGE_VERSION` (the source of
+  `terms.py` and `search.py`, the boosts, the array layout) and every byte, so an image
+  another version wrote, or whose bytes were altered, is not read. A full pass into an
+  empty index starts from the image and derives again only the files whose path or hash
+  differ (removing those that are gone), then rewrites the image; edits in a running
+  process change the postings only (the next process re-derives the files edited since).
+- **the global rank** (`derived`, key `global_rank`, in the first folder's cache): the
+  PageRank vectors, under a digest of the walk's rows (every file and weighted edge), the
+  tolerance and `RANK_VERSION`. Any change of the graph changes the digest, so a stored
+  rank is only used for the very graph it was computed on.
+
+An SQLite error while reading is reported in status (the store's warnings) and the state
+is derived in memory, as without a cache. Nothing is written for in-memory stores or for
+editor buffers (their content is not the disk's).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import sys
+from array import array
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ctx_lsp.index import search, terms
+from ctx_lsp.index.files import IndexedFile
+from ctx_lsp.index.graph.ranking import Row
+from ctx_lsp.index.search import PostingsImage
+from ctx_lsp.index.store import IndexStore
+from ctx_lsp.relevance import DAMPING, GLOBAL_TOLERANCE, NAME_BOOST, PATH_BOOST
+
+log = logging.getLogger(__name__)
+
+__all__ = ["RANK_KEY", "SEARCH_VERSION", "DerivedCache"]
+
+StoreFor = Callable[[str | None], IndexStore | None]
+"""The opened cache of a folder (by its root), or of the first folder for None."""
+
+
+def _source_digest(*modules: object) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for module in modules:
+        try:
+            h.update(Path(str(getattr(module, "__file__", ""))).read_bytes())
+        except OSError:  # no source (a frozen install): the version string alone
+            h.update(str(getattr(module, "__name__", "")).encode())
+    return h.hexdigest()
+
+
+SEARCH_VERSION = f"1:{NAME_BOOST}:{PATH_BOOST}:{_source_digest(terms, search)}"
+"""Changes when the way documents are derived may have changed; stored images then miss."""
+
+RANK_VERSION = f"1:{DAMPING}:{GLOBAL_TOLERANCE}"
+RANK_KEY = "global_rank"
+POSTINGS_KEY = "search_postings"
+_ARRAY_FORMAT = f"i{array('i').itemsize}{sys.byteorder}"
+"""Images hold native arrays: one written on another machine layout is not read."""
+_IMAGE_ARRAYS = (
+    "doc_file",
+    "doc_start",
+    "doc_end",
+    "doc_length",
+    "doc_term_ends",
+    "doc_terms",
+    "term_ends",
+    "posting_docs",
+    "posting_tfs",
+)
+_IMAGE_STRINGS = ("files", "paths", "hashes", "symbols", "kinds", "terms")
+IMAGE_VERSION = f"{SEARCH_VERSION}:{_ARRAY_FORMAT}"
+
+
+def _digest(*parts: str) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+class DerivedCache:
+    """Reads and writes derived state through the workspace's caches (see the module doc).
+
+    Counters say what happened, for status, tests and benchmarks."""
+
+    def __init__(self, store_for: StoreFor):
+        self._store_for = store_for
+        self.rank_loaded = 0
+        self.rank_saved = 0
+        self.image_loaded = 0  # whole postings read back
+        self.image_rejected = 0  # a stored image that did not match
+        self.image_saved = 0
+
+    def _store(self, root: str | None) -> IndexStore | None:
+        store = self._store_for(root)
+        if store is None or store.location == ":memory:":
+            return None
+        return store
+
+    @staticmethod
+    def _warn(store: IndexStore, what: str, err: Exception) -> None:
+        msg = f"index cache: stored {what} unreadable ({err}); derived in memory"
+        if msg not in store.warnings:
+            store.warnings.append(msg)
+        log.warning(msg)
+
+    # ------------------------------------------------------------------ the whole postings
+    def load_image(self) -> PostingsImage | None:
+        store = self._store(None)
+        if store is None:
+            return None
+        try:
+            row = store.load_derived(POSTINGS_KEY)
+        except sqlite3.Error as err:
+            self._warn(store, "search postings", err)
+            return None
+        if row is None:
+            return None
+        digest, value = row
+        if not isinstance(value, bytes) or digest != _bytes_digest(IMAGE_VERSION, value):
+            self.image_rejected += 1
+            return None
+        image = _unpack_image(value)
+        if image is None:
+            self.image_rejected += 1
+            return None
+        self.image_loaded += 1
+        return image
+
+    def save_image(self, entries: Sequence[IndexedFile], image: PostingsImage) -> None:
+        store = self._store(None)
+        if store is None or any(e.overlay_version is not None for e in entries):
+            return  # images are of what is on disk
+        value = _pack_image(image)
+        store.put_derived(POSTINGS_KEY, _bytes_digest(IMAGE_VERSION, value), value)
+        self.image_saved += 1
+
+    # ------------------------------------------------------------------ the global rank
+    @staticmethod
+    def rank_key(paths: Sequence[str], rows: Sequence[Row], order: Sequence[int]) -> str:
+        """A digest of everything the global rank is computed from."""
+        h = hashlib.blake2b(digest_size=16)
+        h.update(RANK_VERSION.encode())
+        h.update("\0".join(paths).encode("utf-8", "surrogatepass"))
+        for targets, probs in rows:  # exact bytes of every id and probability
+            h.update(len(targets).to_bytes(4, "little"))
+            h.update(array("q", targets).tobytes())
+            h.update(array("d", probs).tobytes())
+        h.update(array("q", order).tobytes())
+        return h.hexdigest()
+
+    def load_rank(self, key: str, size: int) -> tuple[list[float], list[float]] | None:
+        store = self._store(None)
+        if store is None:
+            return None
+        try:
+            row = store.load_derived(RANK_KEY)
+        except sqlite3.Error as err:
+            self._warn(store, "rank", err)
+            return None
+        if row is None or not isinstance(row[1], str) or row[0] != _digest(key, row[1]):
+            return None
+        try:
+            p, r = json.loads(row[1])
+        except (ValueError, TypeError):
+            return None
+        if not (isinstance(p, list) and isinstance(r, list) and len(p) == len(r) == size):
+            return None
+        if not all(type(x) is float for x in p) or not all(type(x) is float for x in r):
+            return None
+        self.rank_loaded += 1
+        return p, r
+
+    def save_rank(self, key: str, p: Sequence[float], r: Sequence[float]) -> None:
+        store = self._store(None)
+        if store is None:
+            return
+        value = json.dumps([list(p), list(r)], separators=(",", ":"))
+        store.put_derived(RANK_KEY, _digest(key, value), value)
+        self.rank_saved += 1
+
+
+def _bytes_digest(key: str, value: bytes) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    h.update(key.encode())
+    h.update(b"\0")
+    h.update(value)
+    return h.hexdigest()
+
+
+def _pack_image(image: PostingsImage) -> bytes:
+    """JSON header (the string columns and each array's length) + NUL + the arrays."""
+    header = {name: getattr(image, name) for name in _IMAGE_STRINGS}
+    header["lengths"] = [len(getattr(image, name)) for name in _IMAGE_ARRAYS]
+    parts = [json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"), b"\0"]
+    parts.extend(getattr(image, name).tobytes() for name in _IMAGE_ARRAYS)
+    return b"".join(parts)
+
+
+def _unpack_image(value: bytes) -> PostingsImage | None:
+    cut = value.find(b"\0")
+    try:
+        header = json.loads(value[:cut].decode("utf-8", "surrogatepass"))
+        lengths = header["lengths"]
+        strings = {name: header[name] for name in _IMAGE_STRINGS}
+    except (ValueError, KeyError, TypeError):
+        return None
+    if cut < 0 or len(lengths) != len(_IMAGE_ARRAYS) or not all(isinstance(v, list) for v in strings.values()):
+        return None
+    arrays: dict[str, array] = {}
+    offset = cut + 1
+    size = array("i").itemsize
+    view = memoryview(value)  # slices without copies
+    for name, length in zip(_IMAGE_ARRAYS, lengths):
+        column = array("i")
+        column.frombytes(view[offset : offset + length * size])
+        if len(column) != length:
+            return None
+        arrays[name] = column
+        offset += length * size
+    n_docs = len(strings["symbols"])
+    if offset != len(value) or any(len(arrays[n]) != n_docs for n in _IMAGE_ARRAYS[:5]):
+        return None
+    n_terms, ends, doc_ends = len(strings["terms"]), arrays["term_ends"], arrays["doc_term_ends"]
+    if len(ends) != n_terms or len(arrays["posting_docs"]) != len(arrays["posting_tfs"]):
+        return None
+    if len(doc_ends) != n_docs or (n_docs and doc_ends[-1] != len(arrays["doc_terms"])):
+        return None
+    if n_terms and ends[-1] != len(arrays["posting_docs"]):
+        return None
+    # The digest already vouches for every byte (only this module writes images), so the
+    # checks here are of the layout; the ranges of the two big number columns are not
+    # scanned (~80 ms on Django), that of the per-document file numbers is.
+    doc_file = arrays["doc_file"]
+    if doc_file and (min(doc_file) < 0 or max(doc_file) >= len(strings["files"])):
+        return None
+    if len(strings["paths"]) != len(strings["files"]) or len(strings["hashes"]) != len(strings["files"]):
+        return None
+    try:
+        kinds = [sys.intern(k) for k in strings["kinds"]]  # a handful of values, one per document
+    except TypeError:
+        return None
+    return PostingsImage(
+        files=strings["files"],
+        paths=strings["paths"],
+        hashes=strings["hashes"],
+        symbols=strings["symbols"],
+        kinds=kinds,
+        doc_file=arrays["doc_file"],
+        doc_start=arrays["doc_start"],
+        doc_end=arrays["doc_end"],
+        doc_length=arrays["doc_length"],
+        doc_term_ends=arrays["doc_term_ends"],
+        doc_terms=arrays["doc_terms"],
+        terms=strings["terms"],
+        term_ends=arrays["term_ends"],
+        posting_docs=arrays["posting_docs"],
+        posting_tfs=arrays["posting_tfs"],
+    )
