@@ -334,7 +334,7 @@ class Engine:
         return StatusReport(
             version=__version__,
             folders=tuple(str(r) for r in ws.roots),
-            indexing=ws.indexing,
+            indexing=ws.indexing or not ws.indexed_once.is_set(),  # not started yet is not "done"
             files_indexed=len(files),
             files_by_language=dict(sorted(by_lang.items())),
             skipped=dict(sorted(stats.skipped.items())),

@@ -302,3 +302,19 @@ def test_bundles_with_any_conversation_fit_their_budget(engine: Engine, messages
         return
     assert counter_for().count(result.text) == result.total_tokens <= budget
     assert_paired(result.messages)
+
+
+def test_status_says_indexing_until_the_first_index_is_done(tmp_path) -> None:
+    """Ensure that status before the first index has even started says `indexing`, so a
+    client (a health check, an editor's status item) cannot take "not started" for "done"."""
+    from ctx_lsp.engine import Engine
+    from tests.conftest import SAMPLE_FILES, write_tree
+
+    engine = Engine([write_tree(tmp_path / "ws", SAMPLE_FILES)], {"index": {"watch": False}})
+    try:
+        assert engine.status().indexing
+        engine.index()
+        report = engine.status()
+        assert not report.indexing and report.files_indexed > 0
+    finally:
+        engine.close()
