@@ -23,7 +23,7 @@ from pygls.lsp.server import LanguageServer
 
 from ctx_lsp import __version__
 from ctx_lsp.engine import Engine
-from ctx_lsp.errors import CtxError
+from ctx_lsp.errors import ConfigError, CtxError
 from ctx_lsp.index.workspace import ProgressFn
 from ctx_lsp.params import uri_to_path
 from ctx_lsp.server.buffers import BufferQueue, BufferUpdate
@@ -78,11 +78,29 @@ class CtxServer(LanguageServer):
         return self.engine
 
     def create_engine(self, folders: list[Path], options: Mapping[str, Any] | None) -> None:
-        try:
-            self.engine = Engine(folders, options)
-        except CtxError as err:
-            self.log(f"Invalid initializationOptions, using defaults: {err}", lsp.MessageType.Error)
-            self.engine = Engine(folders, None)
+        """An engine with the client's settings. A setting of the wrong type is left out
+        (and logged, naming it), not the whole of them: one typo must not silently reset
+        every other setting to its default."""
+        for _ in range(MAX_DROPPED_SETTINGS):
+            try:
+                self.engine = Engine(folders, options)
+                self._log_config_warnings()
+                return
+            except ConfigError as err:
+                lighter = without_key(options, err.key) if options else None
+                if lighter is None:  # not the client's (a workspace file's), or nothing left to drop
+                    self.log(f"Invalid configuration, using defaults: {err}", lsp.MessageType.Error)
+                    break
+                self.log(f"config: {err}; that setting is ignored, the others apply", lsp.MessageType.Error)
+                options = lighter
+            except CtxError as err:
+                self.log(f"Invalid initializationOptions, using defaults: {err}", lsp.MessageType.Error)
+                break
+        self.engine = Engine(folders, None)
+        self._log_config_warnings()
+
+    def _log_config_warnings(self) -> None:
+        assert self.engine is not None
         for warning in self.engine.loaded.warnings:
             self.log(f"config: {warning}", lsp.MessageType.Warning)
 
@@ -164,6 +182,34 @@ class CtxServer(LanguageServer):
 
     def path_of(self, uri: str, field: str = "uri") -> str:
         return str(uri_to_path(uri, field))
+
+
+MAX_DROPPED_SETTINGS = 50
+"""Bad settings dropped one at a time before giving up on the client's settings."""
+
+
+def _normal(key: str) -> str:
+    """A key as the config reads it, whatever the editor's spelling (`maxFileBytes`)."""
+    return key.replace("_", "").replace("-", "").lower()
+
+
+def without_key(options: Mapping[str, Any], path: str) -> dict[str, Any] | None:
+    """`options` less the setting at the dotted `path` (matched in any spelling), or None
+    if the client's settings hold no such key."""
+    parts = path.split(".")
+    copy: dict[str, Any] = dict(options)
+    node: dict[str, Any] = copy
+    for i, part in enumerate(parts):
+        match = next((k for k in node if _normal(str(k)) == _normal(part)), None)
+        if match is None:
+            return None
+        child = node[match]
+        if i == len(parts) - 1 or not isinstance(child, Mapping):
+            del node[match]  # the setting, or the table that should have held it
+            return copy
+        node[match] = dict(child)
+        node = node[match]
+    return None
 
 
 def create_server(max_frame_bytes: int = MAX_FRAME_BYTES) -> CtxServer:
