@@ -368,7 +368,8 @@ class LibraryDocs:
         where = self._site.interpreter if self._site and self._site.interpreter else "the given site paths"
         raise NotFound(
             f"library {query!r} is not installed for {where} and no docs folder names it; {hint}. "
-            "Call ctx/resolveLibrary to list matches, or set python.interpreter / a docs folder for it"
+            "Ask again with one of them (LSP ctx/resolveLibrary or `ctx-lsp resolve NAME` lists more), "
+            "or set python.interpreter / a docs folder for it"
         )
 
     # -- docs -------------------------------------------------------------------------------
