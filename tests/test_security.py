@@ -20,7 +20,7 @@ import pytest
 from ctx_lsp.engine import BundleRequest, Engine, Focus
 from ctx_lsp.errors import InvalidParam, NotFound
 from ctx_lsp.index.store import CACHE_DIR_NAME, DB_FILE_NAME
-from ctx_lsp.params import parse_bundle, parse_outline, uri_to_path
+from ctx_lsp.params import parse_bundle, parse_outline, parse_symbol, uri_to_path
 from tests.conftest import SAMPLE_FILES, write_tree
 
 T = TypeVar("T")
@@ -234,8 +234,21 @@ def test_a_request_naming_a_secret_is_refused_naming_the_field(secrets_engine: E
     with pytest.raises(InvalidParam) as info:
         secrets_engine.bundle(BundleRequest(focus=Focus(str(root / "deploy/id_rsa"), 0, 0)))
     assert info.value.field == "focus.uri"
-    with pytest.raises(NotFound, match="not indexed"):  # a key by content: never indexed
-        secrets_engine.outline(str(root / "notes.txt"), 3)
+    # A secret by its content (a private key in notes.txt) is refused the same way, in
+    # every field (the fresh attack run found it answered "not indexed", or not at all).
+    key_file = str(root / "notes.txt")
+    with pytest.raises(InvalidParam, match=r"holds secrets \(matches '\(content\)") as info:
+        secrets_engine.outline(key_file, 3)
+    assert info.value.field == "uri"
+    with pytest.raises(InvalidParam) as info:
+        secrets_engine.bundle(BundleRequest(open=(key_file,)))
+    assert info.value.field == "open[0]"
+    with pytest.raises(InvalidParam) as info:
+        secrets_engine.bundle(BundleRequest(focus=Focus(key_file, 0, 0)))
+    assert info.value.field == "focus.uri"
+    with pytest.raises(InvalidParam) as info:
+        secrets_engine.symbol(parse_symbol({"name": "x", "path": key_file}))
+    assert info.value.field == "path"
 
 
 def test_an_editor_buffer_of_a_secret_is_not_tracked(secrets_engine: Engine) -> None:

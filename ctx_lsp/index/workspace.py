@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ctx_lsp.config import Config
 from ctx_lsp.errors import CtxError, InvalidParam, NotFound, OutsideWorkspace
-from ctx_lsp.gate import Reason, Refused
+from ctx_lsp.gate import Reason, Refused, read_head
 from ctx_lsp.index.files import IndexedFile, content_hash, decode
 from ctx_lsp.index.folders import Folders, Location
 from ctx_lsp.index.indexer import Change, FileOutcome, Indexer, IndexStats, ProgressFn
@@ -146,6 +146,8 @@ class Workspace:
                 f"pass the URI of a file inside {roots}",
             ) from err
         pattern = self._folders.secret(location)
+        if pattern is None and self._holds_private_key(location):
+            pattern = "(content) a private key"
         if pattern is not None:
             display = self._folders.display_path(location.folder, location.rel)
             raise InvalidParam(
@@ -154,6 +156,20 @@ class Workspace:
                 "leave it out; if it holds no secret, opt it in with index.include_secrets in your editor's settings",
             )
         return location
+
+    def _holds_private_key(self, location: Location) -> bool:
+        """Whether a file a request names, which the index does not hold, is a secret by its
+        content: the index left it out for that, and the request must be refused the same
+        way as a secret by name. Read through the gate; anything unreadable is not a key."""
+        if not location.rel or location.abs_path in self.files:
+            return False
+        if not location.folder.rules.secrets.content_check(location.rel):
+            return False
+        try:
+            data = read_head(location.abs_path, self.roots, self._folders.max_file_bytes)
+        except (CtxError, OSError):
+            return False
+        return holds_private_key(data)
 
     def subscribe(self, listener: ChangeListener) -> None:
         self._listeners.append(listener)
