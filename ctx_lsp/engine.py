@@ -359,7 +359,16 @@ class Engine:
                 "warnings": [*ws.cache_warnings(), *filter(None, [self._docs_cache_warning])],
                 "docs": self._library_docs.stats() if self._library_docs is not None else None,
             },
-            config={"sources": list(self.loaded.sources), "warnings": list(self.loaded.warnings)},
+            config={
+                "sources": list(self.loaded.sources),
+                "warnings": list(self.loaded.warnings),
+                # The agent table as configured (toml files and editor settings included):
+                # what an editor's "bundle for agent…" picker offers.
+                "agents": {
+                    name: {"tier": a.tier, "budget": a.budget, "docs_cap": a.docs_cap}
+                    for name, a in self.loaded.config.agents.items()
+                },
+            },
             last_index={
                 "seconds": round(stats.last_index_s, 3),
                 "parsed": stats.parsed,

@@ -318,3 +318,19 @@ def test_status_says_indexing_until_the_first_index_is_done(tmp_path) -> None:
         assert not report.indexing and report.files_indexed > 0
     finally:
         engine.close()
+
+
+def test_status_lists_the_configured_agents(tmp_path) -> None:
+    """Ensure that status carries the agent table as configured, a workspace's own agent
+    included, so an editor's agent picker need not keep a copy."""
+    from ctx_lsp.engine import Engine
+    from tests.conftest import SAMPLE_FILES, write_tree
+
+    ws = write_tree(tmp_path / "ws", {**SAMPLE_FILES, "ctx-lsp.toml": "[agents.migrator]\nbudget = 12000\ntier = 3\n"})
+    engine = Engine([ws], {"index": {"watch": False}, "agents": {"planner": {"budget": 3000}}})
+    try:
+        agents = engine.status().config["agents"]
+        assert agents["migrator"]["budget"] == 12000 and agents["migrator"]["tier"] == 3
+        assert agents["planner"]["budget"] == 3000 and "default" in agents
+    finally:
+        engine.close()
