@@ -23,28 +23,14 @@ import sys
 import time
 from pathlib import Path
 
+from scalebench.workspaces import DJANGO_QUERIES
+
 from ctx_lsp.engine import BundleRequest, Engine
 from ctx_lsp.index.graph import ReferenceGraph
 from ctx_lsp.index.search import SearchIndex
 
-QUERIES = [
-    "fix the queryset filter on related fields",
-    "migration autodetector renames a model",
-    "template engine cache loader invalidation",
-    "form field validation error messages",
-    "csrf middleware token rotation",
-    "admin changelist pagination",
-    "url resolver reverse with namespaces",
-    "database backend connection timezone",
-    "model field deconstruct default",
-    "management command output",
-    "session backend cache expiry",
-    "serializer json datetime",
-    "static files storage manifest",
-    "authentication backend permission check",
-    "signals post_save dispatch",
-    "test client follow redirects",
-]
+QUERIES = list(DJANGO_QUERIES[:16])
+"""The same tasks as `scale.py` (the first 16: what this script has always timed)."""
 
 
 def pct(values: list[float], q: float) -> float:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import textwrap
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -83,3 +86,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if "e2e" in item.nodeid.split("/"):
             item.add_marker(pytest.mark.e2e)
     items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+
+
+T = TypeVar("T")
+
+
+def within(fn: Callable[[], T], timeout: float = 5.0) -> T:
+    """Run `fn` in a daemon thread; fail instead of hanging the suite if it blocks."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as err:
+            box["error"] = err
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    assert not thread.is_alive(), f"still blocked after {timeout}s"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]

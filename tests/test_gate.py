@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 import pytest
@@ -11,7 +10,7 @@ import pytest
 from ctx_lsp import gate
 from ctx_lsp.errors import OutsideWorkspace
 from ctx_lsp.gate import Reason, Refused, inside, read_file, read_head, read_text
-from tests.conftest import write_tree
+from tests.conftest import within, write_tree
 
 LIMIT = 1_000_000
 
@@ -32,25 +31,6 @@ def layout(tmp_path: Path) -> tuple[Path, Path]:
     root = write_tree(tmp_path / "ws", {"a.py": "A = 1\n", "pkg/b.py": "B = 2\n"})
     outside = write_tree(tmp_path / "outside", {"secret.py": "KEY = 'hunter2'\n"})
     return root, outside
-
-
-def finishes(fn, timeout: float = 5.0):
-    """Run `fn` in a thread; fail (rather than hang the suite) if it does not finish."""
-    box: dict[str, object] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as err:
-            box["error"] = err
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    assert not thread.is_alive(), "blocked"
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box.get("value")
 
 
 def test_a_regular_file_inside_is_read(layout: tuple[Path, Path]) -> None:
@@ -97,7 +77,7 @@ def test_a_fifo_is_refused_without_blocking(layout: tuple[Path, Path]) -> None:
     os.mkfifo(root / "pipe.py")
     for fn in (read_file, read_head):
         with pytest.raises(Refused, match="is a FIFO, not a regular file") as info:
-            finishes(lambda fn=fn: fn(root / "pipe.py", [root], LIMIT))
+            within(lambda fn=fn: fn(root / "pipe.py", [root], LIMIT))
         assert info.value.reason == Reason.NOT_A_FILE
 
 
@@ -106,11 +86,11 @@ def test_a_device_is_refused(device: str, tmp_path: Path) -> None:
     """Ensure that a character device (`/dev/zero` reads forever) is never read: directly
     with no root, through a link, and as a device node inside the workspace."""
     with pytest.raises(Refused, match="character device") as info:
-        finishes(lambda: read_file(device, None, LIMIT))
+        within(lambda: read_file(device, None, LIMIT))
     assert info.value.reason == Reason.NOT_A_FILE
     (tmp_path / "dev.py").symlink_to(device)
     with pytest.raises(Refused, match="character device"):
-        finishes(lambda: read_file(tmp_path / "dev.py", None, LIMIT))
+        within(lambda: read_file(tmp_path / "dev.py", None, LIMIT))
     node = tmp_path / "node.py"
     st = os.stat(device)
     try:
@@ -118,7 +98,7 @@ def test_a_device_is_refused(device: str, tmp_path: Path) -> None:
     except PermissionError:
         pytest.skip("mknod needs privileges here")
     with pytest.raises(Refused, match="character device"):
-        finishes(lambda: read_file(node, [tmp_path], LIMIT))
+        within(lambda: read_file(node, [tmp_path], LIMIT))
 
 
 def test_a_directory_is_refused(layout: tuple[Path, Path]) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,7 +20,7 @@ from ctx_lsp.engine import BundleRequest, Engine, Focus
 from ctx_lsp.errors import InvalidParam, NotFound
 from ctx_lsp.index.store import CACHE_DIR_NAME, DB_FILE_NAME
 from ctx_lsp.params import parse_bundle, parse_outline, parse_symbol, uri_to_path
-from tests.conftest import SAMPLE_FILES, write_tree
+from tests.conftest import SAMPLE_FILES, within, write_tree
 
 T = TypeVar("T")
 
@@ -57,25 +56,6 @@ SECRET_FILES = {
 }
 """Each mentions what a natural query asks about (tokens, budget), so only the exclusion
 keeps them out."""
-
-
-def within(fn: Callable[[], T], timeout: float = 5.0) -> T:
-    """Run `fn` in a daemon thread; fail instead of hanging the suite if it blocks."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as err:
-            box["error"] = err
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(timeout)
-    assert not thread.is_alive(), f"still blocked after {timeout}s"
-    if "error" in box:
-        raise box["error"]
-    return box["value"]  # type: ignore[no-any-return]
 
 
 @pytest.fixture
