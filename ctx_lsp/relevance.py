@@ -131,6 +131,19 @@ MID_BUDGET_DEPTH_SHARE = 0.8
 LARGE_BUDGET_TOKENS = 16_000
 """From this budget on, a hit file's tier 2 shows the bodies of all its FOCUS_SYMBOLS hits:
 there is room, and three bodies cost line recall at 32K (50.2 → 40.2, cold)."""
+EXCERPT_LINES_BEFORE = 3
+"""An excerpt (index/excerpts.py) opens this many lines above a line holding a task word…"""
+EXCERPT_LINES_AFTER = 12
+"""…and runs this many below it: a statement and what it leads to. 2 before and 6 after,
+with EXCERPT_SHARE 0.4: cold line@8K 45.3, fn 80.9; open fn@8K 75.9 (session 5)."""
+MAX_EXCERPTS = 12
+"""Excerpts offered per file, best first; the rendering keeps as many as its share allows."""
+EXCERPT_SHARE = 0.25
+"""A focused section's excerpts take at most this share of its cap, besides its bodies;
+the rest is for the outline that names everything else. Measured (seed 0, 2K/8K) against
+no excerpts: cold fn 69.0/83.5 → 67.3/81.4, line 15.3/43.3 → 15.2/44.9; open fn 49.4/76.1
+→ 49.4/76.7, line 6.3/25.8 → 6.3/25.8. 0.4: cold fn@8K 81.3, line 44.3. Capping bodies
+too (bodies and excerpts within 0.6 of the cap) cost lines: cold line@8K 42.1."""
 NAMED_HIT_RANK = 1.5
 """Outline rank of a hit symbol whose body is not shown: above any graph rank (≤ 1)."""
 DEFINITIONS_RANKED = 20

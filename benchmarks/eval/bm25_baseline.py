@@ -242,3 +242,111 @@ def list_files(root: Path) -> list[str]:
             rel = os.path.relpath(os.path.join(dirpath, name), root)
             out.append(rel.replace(os.sep, "/"))
     return sorted(out)
+
+
+# --------------------------------------------------------------------------- chunks
+
+CHUNK_LINES = 30
+"""Lines per window; 20 and 40 gave line recall 54.8 and 56.6 at 8K (cold) against 55.3."""
+CHUNK_STEP = 15
+"""Windows overlap by half, so a changed line is never only at a window's edge."""
+
+
+@dataclass
+class Chunk:
+    path: str
+    start: int  # 1-based, inclusive
+    end: int
+    tf: Counter[str]
+    length: int
+
+
+class ChunkIndex:
+    """BM25 over overlapping windows of lines: retrieval-augmented generation's usual unit.
+
+    The stronger lexical baseline for line recall: it spends the budget on the windows
+    that hold the query's words rather than on whole files.
+    """
+
+    def __init__(self, files: dict[str, list[str]]) -> None:
+        self.lines = files
+        self.chunks: list[Chunk] = []
+        for path, lines in files.items():
+            path_toks = tokenize(path)
+            start = 0
+            while True:
+                end = min(len(lines), start + CHUNK_LINES)
+                toks = path_toks + tokenize("\n".join(lines[start:end]))
+                self.chunks.append(Chunk(path, start + 1, end, Counter(toks), len(toks)))
+                if end >= len(lines):
+                    break
+                start += CHUNK_STEP
+        self.avgdl = sum(c.length for c in self.chunks) / max(1, len(self.chunks))
+        df: Counter[str] = Counter()
+        for c in self.chunks:
+            df.update(c.tf.keys())
+        n = len(self.chunks)
+        self.idf = {t: math.log(1 + (n - k + 0.5) / (k + 0.5)) for t, k in df.items()}
+
+    @classmethod
+    def from_workspace(cls, root: Path, files: list[str]) -> ChunkIndex:
+        out: dict[str, list[str]] = {}
+        for rel in files:
+            if rel.endswith(".py"):
+                try:
+                    out[rel] = (root / rel).read_text(encoding="utf-8", errors="replace").splitlines()
+                except OSError:
+                    continue
+        return cls(out)
+
+    def rank(self, query: str) -> list[Chunk]:
+        q = Counter(tokenize(query))
+        scored = []
+        for c in self.chunks:
+            s = 0.0
+            for term in q:
+                f = c.tf.get(term)
+                if f:
+                    s += self.idf[term] * f * (K1 + 1) / (f + K1 * (1 - B + B * c.length / self.avgdl))
+            if s > 0:
+                scored.append((s, c))
+        scored.sort(key=lambda x: (-x[0], x[1].path, x[1].start))
+        return [c for _, c in scored]
+
+
+def pack_chunks(
+    index: ChunkIndex, query: str, budget: int, open_file: str | None = None
+) -> list[tuple[str, int, int, str, int]]:
+    """Best windows first, clipped where they overlap one already packed, each shown with
+    line numbers; in ``open`` mode the open file comes first, whole if it fits, as in
+    ``pack``."""
+    spans: dict[str, list[list[int]]] = {}
+    used = 0
+    out: list[tuple[str, int, int, str, int]] = []
+    if open_file in index.lines:
+        lines = index.lines[open_file]
+        block = render_file(open_file, "\n".join(lines))
+        n = tokens.count(block)
+        if n <= budget:
+            used = n
+            spans[open_file] = [[1, len(lines)]]
+            out.append((open_file, 1, len(lines), block, n))
+    for c in index.rank(query):
+        start, end = c.start, c.end
+        for s in spans.get(c.path, []):
+            if s[0] <= start <= s[1]:
+                start = s[1] + 1
+            if s[0] <= end <= s[1]:
+                end = s[0] - 1
+        if start > end:
+            continue
+        lines = index.lines[c.path]
+        body = "".join(f"{n:>5}│ {lines[n - 1]}\n" for n in range(start, end + 1))
+        block = f"{c.path} (lines {start}-{end})\n```python\n{body}```\n\n"
+        n = tokens.count(block)
+        if used + n > budget:
+            continue
+        used += n
+        spans.setdefault(c.path, []).append([start, end])
+        out.append((c.path, start, end, block, n))
+    return out

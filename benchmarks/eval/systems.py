@@ -11,6 +11,8 @@ Systems:
                     start-up per request, but a new engine each time, as the CLI does);
 - ``ctxlsp-engine`` one ctx-lsp ``Engine`` per workspace kept warm (the server's path);
 - ``bm25``          whole files ranked by BM25 (``bm25_baseline.py``);
+- ``bm25-chunks``   30-line windows ranked by BM25, packed best first (the stronger
+                    lexical baseline for line recall);
 - ``aider``         Aider's repo map, in Aider's own virtualenv (``aider_runner.py``).
 """
 
@@ -334,6 +336,36 @@ class Bm25System(System):
         return Bundle(pieces, text, elapsed, sum(n for _, _, n in chosen), {"files": [p for p, _, _ in chosen]})
 
 
+class Bm25ChunksSystem(System):
+    """Retrieval-augmented generation's usual unit: windows of lines, not files."""
+
+    name = "bm25-chunks"
+
+    def __init__(self) -> None:
+        self._ws: Path | None = None
+        self._index: bm25_baseline.ChunkIndex | None = None
+
+    def version_key(self) -> str:
+        return file_hash(HERE / "bm25_baseline.py", HERE / "tokens.py")
+
+    def prepare(self, workspace: Path, files: list[str]) -> float | None:
+        t0 = time.perf_counter()
+        self._index = bm25_baseline.ChunkIndex.from_workspace(workspace, files)
+        self._ws = workspace
+        return time.perf_counter() - t0
+
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int, open_file: str | None) -> Bundle:
+        if self._ws != workspace or self._index is None:
+            self.prepare(workspace, files)
+        assert self._index is not None
+        t0 = time.perf_counter()
+        chosen = bm25_baseline.pack_chunks(self._index, query, budget, open_file)
+        elapsed = time.perf_counter() - t0
+        pieces = [Piece(path, block, start, end) for path, start, end, block, _ in chosen]
+        text = "".join(block for *_, block, _ in chosen)
+        return Bundle(pieces, text, elapsed, sum(n for *_, n in chosen), {"files": sorted({p for p, *_ in chosen})})
+
+
 # --------------------------------------------------------------------------- Aider
 
 
@@ -441,6 +473,7 @@ SYSTEMS = {
     "ctxlsp-inproc": CtxLspInProcess,
     "ctxlsp-engine": CtxLspEngine,
     "bm25": Bm25System,
+    "bm25-chunks": Bm25ChunksSystem,
     "aider": AiderSystem,
 }
 

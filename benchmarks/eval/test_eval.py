@@ -311,3 +311,22 @@ def test_parse_aider_map() -> None:
     pieces = parse_aider_map(text, {"README.md", "pkg/mod.py", "pkg/other.py"})
     assert [p.path for p in pieces] == ["README.md", "pkg/mod.py", "pkg/other.py"]
     assert metrics.piece_shows_function(pieces[1], FOO_BAZ)
+
+
+def test_chunk_baseline_packs_disjoint_numbered_windows_within_budget() -> None:
+    """The chunk baseline shows the window holding the task's words first, with line
+    numbers the line-recall rule reads, never overlapping windows, never over budget."""
+    lines = [f"value_{n} = compute(value_{n - 1})" for n in range(1, 200)]
+    lines[120] = "charset = detect_charset(raw_bytes)"
+    index = bm25_baseline.ChunkIndex({"pkg/decode.py": lines, "pkg/other.py": lines[:50]})
+    chosen = bm25_baseline.pack_chunks(index, "detect the charset", 1200)
+    assert chosen and sum(n for *_, n in chosen) <= 1200
+    path, start, end, block, _ = chosen[0]
+    assert path == "pkg/decode.py" and start <= 121 <= end
+    piece = Piece(path, block, start, end)
+    assert metrics.piece_shows_line(piece, {"path": path, "line": 121, "text": lines[120]})
+    covered: set[tuple[str, int]] = set()
+    for path, start, end, *_ in chosen:
+        span = {(path, n) for n in range(start, end + 1)}
+        assert not span & covered
+        covered |= span

@@ -306,10 +306,26 @@ def markdown_rows(outline: Outline) -> tuple[list[Row], list[Unit]]:
 # -- tier 2 ------------------------------------------------------------------------------
 
 
+EXCERPT_MARK = "@lines "
+"""Prefix of the name an excerpt's last row carries in `Row.ends` (`@lines 40-55`): no
+qualname starts with it, so a renderer can tell which excerpts a fitted rendering shows
+and leave them out of its `shown_symbols`."""
+
+
+def excerpt_name(span: tuple[int, int]) -> str:
+    return f"{EXCERPT_MARK}{span[0]}-{span[1]}"
+
+
 def focused_rows(
-    rows: list[Row], units: list[Unit], outline: Outline, lines: Sequence[str], focus: Collection[str]
+    rows: list[Row],
+    units: list[Unit],
+    outline: Outline,
+    lines: Sequence[str],
+    focus: Collection[str],
+    excerpts: Sequence[tuple[int, int]] = (),
 ) -> tuple[list[Row], list[Unit]]:
-    """Replace the outline rows inside each focused symbol by its source lines.
+    """Replace the outline rows inside each focused symbol, and inside each excerpt (a
+    1-based span of lines, best first), by the source lines.
 
     A focused symbol inside another focused one is already shown by the outer one; both
     count as shown (the last source row of a range names them in `ends`). Each body is a
@@ -319,16 +335,24 @@ def focused_rows(
     the blank lines that leaves are shown once per run: every row has its own line number.
     """
     wanted = set(focus)
-    ranges: list[tuple[int, int, list[str]]] = []  # merged (start, end, qualnames)
+    spans: list[tuple[int, int, str, int]] = []  # (start, end, name, key order)
     for symbol in outline.symbols:  # source order, so an outer symbol comes first
-        if symbol.qualname not in wanted:
+        if symbol.qualname in wanted:
+            spans.append((symbol.start_line, min(symbol.end_line, len(lines)), symbol.qualname, len(spans)))
+    bodies = len(spans)
+    for rank, (start, end) in enumerate(excerpts):  # kept after every body, best first
+        if 1 <= start <= end:
+            spans.append((start, min(end, len(lines)), excerpt_name((start, end)), bodies + rank))
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    ranges: list[tuple[int, int, list[str], int]] = []  # merged (start, end, names, key order)
+    for start, end, name, order in spans:
+        if start > end:
             continue
-        start, end = symbol.start_line, min(symbol.end_line, len(lines))
-        if ranges and start <= ranges[-1][1]:
-            last_start, last_end, names = ranges[-1]
-            ranges[-1] = (last_start, max(last_end, end), [*names, symbol.qualname])
+        if ranges and start <= ranges[-1][1] + (1 if name.startswith(EXCERPT_MARK) else 0):
+            last_start, last_end, names, last_order = ranges[-1]
+            ranges[-1] = (last_start, max(last_end, end), [*names, name], min(last_order, order))
         else:
-            ranges.append((start, end, [symbol.qualname]))
+            ranges.append((start, end, [name], order))
     if not ranges:
         return rows, units
 
@@ -338,7 +362,7 @@ def focused_rows(
     out: list[Row] = []
     row_iter = iter(rows)
     pending = next(row_iter, None)
-    for order, (start, end, names) in enumerate(ranges):
+    for start, end, names, order in ranges:
         while pending is not None and pending.line < start:
             out.append(pending)
             pending = next(row_iter, None)
@@ -380,7 +404,7 @@ is where it adds an import, and where one was changed. Measured (seed 0, 2K/8K):
 recall cold 14.6/38.5 → 14.8/39.9, open 5.4/25.1 → 6.3/26.1; fn unchanged or up."""
 
 
-def _import_lines(outline: Outline, lines: Sequence[str]) -> list[int]:
+def import_lines(outline: Outline, lines: Sequence[str]) -> list[int]:
     """Line numbers of the module-level import statements (continuations included)."""
     numbers: list[int] = []
     for start in sorted({imp.line for imp in outline.imports if imp.module != "__future__"}):
@@ -402,7 +426,7 @@ def _with_import_source(rows: list[Row], units: list[Unit], outline: Outline, li
     index = next((i for i, row in enumerate(rows) if row.unit >= 0 and units[row.unit].key == (KEY_IMPORTS,)), None)
     if index is None:
         return rows
-    numbers = _import_lines(outline, lines)
+    numbers = import_lines(outline, lines)
     if not numbers or len(numbers) > MAX_FOCUSED_IMPORT_LINES:
         return rows
     if any(len(lines[n - 1]) > IMPORT_LINE_MAX_CHARS for n in numbers):

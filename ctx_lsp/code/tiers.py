@@ -15,10 +15,21 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 
 from ctx_lsp.code.markdown import readable_markdown
 from ctx_lsp.code.outline import Outline, split_lines
-from ctx_lsp.code.outline_rows import KEY_FOCUS, Row, Unit, focused_rows, markdown_rows, python_rows
+from ctx_lsp.code.outline_rows import (
+    EXCERPT_MARK,
+    KEY_FOCUS,
+    Row,
+    Unit,
+    excerpt_name,
+    focused_rows,
+    markdown_rows,
+    python_rows,
+)
+from ctx_lsp.relevance import EXCERPT_SHARE
 from ctx_lsp.tokens import TokenCounter, cut_to_tokens
 from ctx_lsp.vocabulary import Rendering, Tier
 
@@ -43,6 +54,7 @@ def render(
     ranks: Mapping[str, float] | None = None,
     cap_tokens: int | None = None,
     compact: bool = False,
+    excerpts: Sequence[tuple[int, int]] = (),
 ) -> Rendering:
     """Render `text` (the file at `path`, outlined as `outline`) at `tier`.
 
@@ -51,11 +63,14 @@ def render(
     no focus makes tier 2 the same as tier 1. `ranks` (qualname → relevance) orders what
     an outline over its cap keeps next: the request's best definitions before the rest.
     `compact` outlines (a map's) list definitions only — short signatures, no docstrings
-    or imports — so that more of a repository fits.
+    or imports — so that more of a repository fits. `excerpts` are spans of lines (best
+    first) tier 2 also shows as written, after the bodies, within EXCERPT_SHARE of its cap.
     Plain text (and markdown without headings, or Python without anything to outline)
     is whole-or-nothing at every tier.
     """
-    renderer = OutlineRenderer(path, text, outline, counter, focus=focus, ranks=ranks, compact=compact)
+    renderer = OutlineRenderer(
+        path, text, outline, counter, focus=focus, ranks=ranks, compact=compact, excerpts=excerpts
+    )
     return renderer.render(tier, cap_tokens)
 
 
@@ -75,6 +90,7 @@ class OutlineRenderer:
         focus: Collection[str] = (),
         ranks: Mapping[str, float] | None = None,
         compact: bool = False,
+        excerpts: Sequence[tuple[int, int]] = (),
     ):
         self.path = path
         self.text = readable_markdown(text) if outline.language == "markdown" else text  # same lines, no HTML
@@ -83,11 +99,12 @@ class OutlineRenderer:
         self.focus = tuple(focus)
         self.ranks = ranks or {}
         self.compact = compact
+        self.excerpts = tuple(excerpts) if outline.language == "python" else ()
         self.noun = "member" if outline.language == "python" else "subsection"
         self.width = len(str(max(outline.line_count, 1)))
         self._lines: list[str] | None = None
         self._rows: tuple[list[Row], list[Unit]] | None = None
-        self._focused: dict[tuple[str, ...], tuple[list[Row], list[Unit]]] = {}
+        self._focused: dict[tuple, tuple[list[Row], list[Unit]]] = {}
         self._costs: dict[tuple[int, str], int] = {}
         self._prefixes: dict[int, _PrefixCosts] = {}  # id(rows) -> prefix cost estimates
 
@@ -102,21 +119,45 @@ class OutlineRenderer:
         rows, units = self._outline_rows()
         if not rows:  # a script of bare statements: no outline to show, so like text
             return _whole_or_nothing(self.text, outline, tier, counter, cap)
-        if tier == Tier.FOCUSED and self.focus:
-            # Over the cap, shed bodies before folding the outline: every signature of the
-            # file tells an agent more than one more body. The biggest goes first (a
-            # 300-line constructor crowds out three short methods the task names), ties
-            # by relevance, the least relevant first.
-            wanted = self.focus
+        if tier == Tier.FOCUSED and (self.focus or self.excerpts):
+            # Over the cap, shed excerpts, then bodies, before folding the outline: every
+            # signature of the file tells an agent more than one more body. Excerpts go
+            # least relevant first, half at a time; then the biggest body (a 300-line
+            # constructor crowds out three short methods the task names), ties by
+            # relevance, the least relevant first.
+            wanted, spans = self._source_within(cap)
             while True:
-                focused = self._focused.get(wanted)
+                key = (wanted, spans)
+                focused = self._focused.get(key)
                 if focused is None:
-                    focused = self._focused[wanted] = focused_rows(rows, units, outline, self._split(), wanted)
+                    focused = self._focused[key] = focused_rows(rows, units, outline, self._split(), wanted, spans)
                 result = self._fit(*focused, tier, cap)
-                if not result.truncated or len(wanted) <= 1 or set(wanted) <= set(result.shown_symbols):
-                    return result  # every body it wants is shown (only the outline was pruned)
-                wanted = self._without_biggest(wanted)
+                names = {*wanted, *map(excerpt_name, spans)}
+                if not result.truncated or names <= set(result.shown_symbols):
+                    return _without_excerpts(result)  # all it wants is shown (only the outline was pruned)
+                if spans:
+                    spans = spans[: len(spans) // 2]
+                elif len(wanted) <= 1:
+                    return _without_excerpts(result)
+                else:
+                    wanted = self._without_biggest(wanted)
         return self._fit(rows, units, tier, cap)
+
+    def _source_within(self, cap: int) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]]:
+        """Every focused body (the loop in `render` sheds them if they do not fit), and
+        the best excerpts whose lines take at most EXCERPT_SHARE of the cap: excerpts show
+        what the bodies do not — an import, a constant, the branch of a long method the
+        task's words are in — but the outline that names everything else comes before
+        more of them."""
+        lines, room = self._split(), int(cap * EXCERPT_SHARE)
+        excerpts: list[tuple[int, int]] = []
+        for start, end in self.excerpts:
+            need = sum(self._costs_of([(n, lines[n - 1]) for n in range(start, min(end, len(lines)) + 1)]))
+            if need > room:
+                break
+            room -= need
+            excerpts.append((start, end))
+        return self.focus, tuple(excerpts)
 
     def _without_biggest(self, wanted: tuple[str, ...]) -> tuple[str, ...]:
         """`wanted` less its longest body (in lines; the later one on a tie)."""
@@ -230,6 +271,13 @@ class _PrefixCosts:
                 u = units[u].parent
             cumulative.append(self.total)
         return cumulative
+
+
+def _without_excerpts(result: Rendering) -> Rendering:
+    """`shown_symbols` names symbols shown whole: not the excerpts' marks."""
+    if not any(name.startswith(EXCERPT_MARK) for name in result.shown_symbols):
+        return result
+    return replace(result, shown_symbols=tuple(n for n in result.shown_symbols if not n.startswith(EXCERPT_MARK)))
 
 
 MAX_CHARS_PER_TOKEN = 8

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from ctx_lsp.code.outline import Outline, split_lines
 from ctx_lsp.code.tiers import OutlineRenderer
 from ctx_lsp.errors import CtxError
+from ctx_lsp.index.excerpts import Span, hot_spans
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.search import SearchHit, SearchIndex
 from ctx_lsp.index.workspace import Workspace
@@ -137,6 +139,25 @@ class Contributor(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Excerpts:
+    """How a file's focused tier picks the spans of lines it shows besides whole bodies:
+    the task's term weights (`SearchIndex.term_weights`), applied to the file's text when
+    it is first rendered. `key` tells renderings for different tasks apart."""
+
+    weights: Mapping[str, float]
+    key: tuple
+
+    @classmethod
+    def for_task(cls, weights: Mapping[str, float]) -> Excerpts | None:
+        return cls(weights, tuple(sorted(weights.items()))) if weights else None
+
+    def spans(self, text: str, outline: Outline, focus: Collection[str]) -> tuple[Span, ...]:
+        wanted = set(focus)
+        covered = [(s.start_line, s.end_line) for s in outline.symbols if s.qualname in wanted]
+        return hot_spans(split_lines(text), self.weights, covered=covered)
+
+
 def precomputed(ranks: Mapping[str, float]) -> Callable[[], Mapping[str, float]]:
     """Ranks already at hand, in the lazy form `file_candidate` takes."""
     return lambda: ranks
@@ -169,11 +190,13 @@ def file_candidate(
     focus: Collection[str] = (),
     ranks: Callable[[], Mapping[str, float]] | None = None,
     compact: bool = False,
+    excerpts: Excerpts | None = None,
 ) -> Candidate:
     """A whole-file candidate rendered with the standard tiers (outline/focused/full).
 
     `focus` and `ranks` (called once, when the file is first rendered) say which
-    definitions an outline over its cap keeps first; `compact` lists definitions only.
+    definitions an outline over its cap keeps first; `compact` lists definitions only;
+    `excerpts` picks the spans of lines its focused tier also shows.
     """
     workspace, counter, focus = ctx.workspace, ctx.counter, tuple(focus)
 
@@ -181,16 +204,24 @@ def file_candidate(
     def ordering() -> tuple[Mapping[str, float], tuple]:
         """The ranks, and what orders the outline as a cache key (both computed once)."""
         rank_map = ranks() if ranks is not None else {}
-        return rank_map, (focus, tuple(sorted(rank_map.items())), compact)
+        return rank_map, (focus, tuple(sorted(rank_map.items())), compact, excerpts.key if excerpts else ())
 
     @functools.cache
     def renderer() -> tuple[OutlineRenderer, bool]:
         """Built on the first render that misses the cache; False if the file changed since
         it was indexed (then its renderings are not shared)."""
         text, current = workspace.read_text(entry)
+        spans = excerpts.spans(text, current.outline, focus) if excerpts is not None else ()
         return (
             OutlineRenderer(
-                current.path, text, current.outline, counter, focus=focus, ranks=ordering()[0], compact=compact
+                current.path,
+                text,
+                current.outline,
+                counter,
+                focus=focus,
+                ranks=ordering()[0],
+                compact=compact,
+                excerpts=spans,
             ),
             current is entry,
         )

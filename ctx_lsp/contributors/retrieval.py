@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from ctx_lsp.contributors.base import AssemblyContext, RankedFile, definition_ranks, file_candidate
+from ctx_lsp.contributors.base import AssemblyContext, Excerpts, RankedFile, definition_ranks, file_candidate
 from ctx_lsp.contributors.kinds import is_changelog, wants_changelog
 from ctx_lsp.index.search import SearchHit
 from ctx_lsp.relevance import (
@@ -105,6 +105,7 @@ class Retrieval:
     def offer(self, ctx: AssemblyContext) -> Offer:
         candidates = []
         changelogs = wants_changelog(ctx.query)
+        excerpts = Excerpts.for_task(ctx.search.term_weights(ctx.query))
         for r in ctx.ranked[:MAX_CANDIDATE_FILES]:
             entry = ctx.workspace.files.get(r.abs_path)
             if entry is None or (not changelogs and is_changelog(entry.path)):
@@ -130,6 +131,7 @@ class Retrieval:
                     ctx.tier,
                     bodies,
                     with_named(graph_ranks, named) if named else graph_ranks,
+                    excerpts=excerpts,
                 )
             )
         # Working files already show the bodies the task names in them: less depth here.

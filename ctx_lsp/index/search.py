@@ -294,6 +294,19 @@ class SearchIndex:
         if not doc_ids:
             del self._by_file[abs_path]
 
+    def term_weights(self, query: str) -> dict[str, float]:
+        """The query's terms that some document holds, each with its inverse document
+        frequency: how much finding it says (excerpts rank a file's lines by it)."""
+        self.catch_up()
+        with self._lock:
+            n_docs = len(self._docs)
+            out = {}
+            for term in query_terms(query):
+                posting = self._postings.get(term)
+                if posting:
+                    out[term] = math.log(1 + (n_docs - len(posting) + 0.5) / (len(posting) + 0.5))
+            return out
+
     def search(self, query: str, limit: int = 20) -> list[SearchHit]:
         """Top documents for the query; ties broken by path and line for determinism."""
         self.catch_up()

@@ -449,3 +449,39 @@ def test_compact_outline_lists_definitions_only(counter: TokenCounter) -> None:
     assert "def configure(…) -> None" in compact.content  # the name and the return type, not 90 chars
     assert "class Thing:" in compact.content and "def method(self) -> int" in compact.content
     assert compact.tokens < full.tokens and not compact.truncated
+
+
+LONG_MODULE = "\n".join(
+    ["import os", "", "", "def long_function(items):", '    """Walk the items."""']
+    + [f"    step_{n} = items[{n}]" for n in range(1, 120)]
+    + ["    charset_marker = detect(step_60)", "    return step_1", "", "", "def short(a):", "    return a", ""]
+)
+
+
+def test_tier2_excerpts_show_lines_between_the_outline_rows(counter: TokenCounter) -> None:
+    """Ensure that an excerpt's lines are shown as written with their numbers, the outline
+    around them kept, and that an excerpt is not a shown symbol."""
+    outline = outline_python(LONG_MODULE.encode())
+    n = line_of(LONG_MODULE, "charset_marker")
+    r = render("m.py", LONG_MODULE, outline, Tier.FOCUSED, counter, excerpts=[(n - 2, n + 1)])
+    check(r, counter, 5000)
+    assert f"{n}│     charset_marker = detect(step_60)" in r.content
+    assert "def long_function(items)" in r.content and "def short(a)" in r.content
+    assert "step_10 =" not in r.content  # the rest of the long body is not shown
+    assert r.shown_symbols == ()
+
+
+def test_tier2_excerpts_are_shed_before_bodies_and_stay_in_their_share(counter: TokenCounter) -> None:
+    """Ensure that excerpts come after the focused bodies: a cap that holds the body and
+    the outline but not the excerpts drops the excerpts, never the body."""
+    outline = outline_python(LONG_MODULE.encode())
+    n = line_of(LONG_MODULE, "charset_marker")
+    excerpts = [(n - 2, n + 1)]
+    full = render("m.py", LONG_MODULE, outline, Tier.FOCUSED, counter, focus=["short"], excerpts=excerpts)
+    assert "charset_marker" in full.content and full.shown_symbols == ("short",)
+    tight = render(
+        "m.py", LONG_MODULE, outline, Tier.FOCUSED, counter, focus=["short"], excerpts=excerpts, cap_tokens=40
+    )
+    check(tight, counter, 40)
+    assert "charset_marker" not in tight.content
+    assert tight.shown_symbols == ("short",)

@@ -1,0 +1,138 @@
+"""Excerpts: the few runs of a file's lines where the task's words are densest.
+
+A symbol's body is the unit a bundle shows when the task hits that symbol, but a hit
+body can be 200 lines long and the lines a change touches are often outside any hit
+body: an import, a module constant, the branch of a long method that handles the case
+the task describes. Windows of lines ranked by the task's words show those lines for a
+fraction of a body's tokens (retrieval-augmented generation's usual unit; on the
+development evaluation, lexical 30-line windows alone reach line recall 55 % at 8K,
+against 38.5 % for whole files).
+
+The windows are ranked within one file: a term counts by its weight across the
+workspace (`SearchIndex.term_weights`) times how rare it is within the file, so
+`option` in click's `core.py`, on every tenth line, does not pick windows by itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from ctx_lsp.index.terms import terms
+from ctx_lsp.relevance import EXCERPT_LINES_AFTER, EXCERPT_LINES_BEFORE, MAX_EXCERPTS
+
+Span = tuple[int, int]
+"""1-based inclusive line range."""
+
+
+def hot_spans(
+    lines: Sequence[str],
+    weights: Mapping[str, float],
+    *,
+    covered: Sequence[Span] = (),
+    limit: int = MAX_EXCERPTS,
+) -> tuple[Span, ...]:
+    """Up to `limit` disjoint windows of `lines`, best first, scored by the task's terms.
+
+    A window opens EXCERPT_LINES_BEFORE lines above a line holding a task term and runs
+    EXCERPT_LINES_AFTER below it; its score sums, per distinct term in it, the term's
+    weight times its rarity in the file, with a little more for repeats. Lines in
+    `covered` (bodies already shown) neither score nor are counted again: a window is
+    clipped at either end where it meets them, and one that holds a body whole keeps it
+    (the focused rendering shows each line once: the body's context above and below).
+    """
+    if not weights or not lines:
+        return ()
+    line_terms: dict[int, dict[str, int]] = {}
+    lines_with: dict[str, int] = {}
+    for number, line in enumerate(lines, 1):
+        found = [t for t in terms(line) if t in weights]
+        if not found:
+            continue
+        counts: dict[str, int] = {}
+        for t in found:
+            counts[t] = counts.get(t, 0) + 1
+        line_terms[number] = counts
+        for t in counts:
+            lines_with[t] = lines_with.get(t, 0) + 1
+    if not line_terms:
+        return ()
+    total = len(lines)
+    weight = {t: weights[t] * math.log(1 + total / n) for t, n in lines_with.items()}
+    taken = _mask(covered, total)
+    too_long = [n for n, line in enumerate(lines, 1) if len(line) > LONG_LINE_CHARS]
+    for number in too_long:
+        taken[number] = True
+    scored: list[tuple[float, int, int]] = []
+    seen: set[int] = set()
+    for hot in line_terms:
+        start = max(1, hot - EXCERPT_LINES_BEFORE)
+        if start in seen:
+            continue
+        seen.add(start)
+        end = min(total, start + EXCERPT_LINES_BEFORE + EXCERPT_LINES_AFTER)
+        score = _score(line_terms, weight, start, end, taken)
+        if score > 0:
+            scored.append((score, start, end))
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    chosen: list[Span] = []
+    for _score_value, start, end in scored:
+        if len(chosen) >= limit:
+            break
+        if all(taken[n] for n in range(start, end + 1)):
+            continue
+        # What is already shown (a body, an earlier window) is clipped off either end; a
+        # body inside the window stays inside it (the rendering shows each line once).
+        while taken[start]:
+            start += 1
+        while taken[end]:
+            end -= 1
+        if too_long:  # never shown, not even inside a window: keep the best run between them
+            runs, run_start = [], start
+            for n in too_long:
+                if start <= n <= end:
+                    if run_start < n:
+                        runs.append((run_start, n - 1))
+                    run_start = n + 1
+            runs.append((run_start, end))
+            start, end = max(runs, key=lambda r: _score(line_terms, weight, r[0], r[1], taken))
+            while start <= end and taken[start]:
+                start += 1
+            while end >= start and taken[end]:
+                end -= 1
+        if start > end or _score(line_terms, weight, start, end, taken) <= 0:
+            continue
+        chosen.append((start, end))
+        for n in range(start, end + 1):
+            taken[n] = True
+    return tuple(chosen)
+
+
+def _mask(covered: Sequence[Span], total: int) -> list[bool]:
+    """taken[n] for lines 1..total (index 0 unused)."""
+    taken = [False] * (total + 1)
+    for start, end in covered:
+        for n in range(max(1, start), min(total, end) + 1):
+            taken[n] = True
+    return taken
+
+
+LONG_LINE_CHARS = 160
+"""A line longer than this (generated data, a minified blob, a hundred names imported on
+one line) is never part of an excerpt: it would cost more than the window around it, and
+a bundle shortens such lines everywhere else too."""
+REPEAT_WEIGHT = 0.25
+"""A term's second and third occurrence in a window add a quarter of its weight each:
+density matters, but three different task words beat one word thrice."""
+
+
+def _score(
+    line_terms: Mapping[int, Mapping[str, int]], weight: Mapping[str, float], start: int, end: int, taken: list[bool]
+) -> float:
+    counts: dict[str, int] = {}
+    for n in range(start, end + 1):
+        if taken[n]:
+            continue
+        for t, c in line_terms.get(n, {}).items():
+            counts[t] = counts.get(t, 0) + c
+    return sum(weight[t] * (1 + REPEAT_WEIGHT * (min(c, 3) - 1)) for t, c in counts.items())
