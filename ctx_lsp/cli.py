@@ -23,6 +23,10 @@ from ctx_lsp import __version__
 from ctx_lsp.errors import CtxError, InvalidParam
 from ctx_lsp.server.framing import MAX_FRAME_BYTES
 
+STARTED_AT = time.time()
+"""When this CLI call began: a daemon answers only once every change made before it is
+indexed (`Watcher.settle`)."""
+
 ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg", ".hg", "ctx-lsp.toml")
 """Files that mark a project root when `outline FILE` or `docs` is called without
 `--workspace`. With none above it, a directory is not a workspace: nothing is indexed
@@ -32,7 +36,9 @@ NO_CACHE = {"index": {"cache": False, "watch": False}}
 """Settings for a directory the user did not name as a workspace: no cache written in it."""
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(with_help: bool = True) -> argparse.ArgumentParser:
+    """The argument parser; `with_help=False` leaves out the help texts that import the
+    engine's modules (the agent table, the symbol limits), for the daemon's fast path."""
     parser = argparse.ArgumentParser(
         prog="ctx-lsp",
         description="Context engine for coding agents: budgeted, tiered code context over LSP, MCP or the CLI.",
@@ -84,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         "bundle",
         help="assemble a context bundle for a query",
         description="Assemble a budgeted context bundle for a task.",
-        epilog=bundle_epilog(),
+        epilog=bundle_epilog() if with_help else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     bundle.add_argument("--workspace", type=Path, help=WORKSPACE_HELP)
@@ -131,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     bundle.add_argument(
         "--explain", action="store_true", help="after the bundle, print on stderr why each candidate went in or out"
     )
-    from ctx_lsp.index.symbols import DEFAULT_MAX_TOKENS, MAX_TOKENS_CAP
+    bundle.add_argument("--no-daemon", action="store_true", help=NO_DAEMON_HELP)
 
     show = sub.add_parser(
         "show",
@@ -143,12 +149,25 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--workspace", type=Path, help=WORKSPACE_HELP)
     show.add_argument("--path", help="only this file or folder (relative to the workspace)")
     show.add_argument("--no-body", action="store_true", help="list the matches with their signatures only")
-    show.add_argument(
-        "--max-tokens",
-        type=int,
-        help=f"tokens for all bodies together (default {DEFAULT_MAX_TOKENS}, at most {MAX_TOKENS_CAP})",
-    )
+    show.add_argument("--max-tokens", type=int, help=max_tokens_help() if with_help else None)
     show.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    show.add_argument("--no-daemon", action="store_true", help=NO_DAEMON_HELP)
+
+    daemon = sub.add_parser(
+        "daemon",
+        help="keep a warm engine for a workspace, so that bundle and show answer in ~0.1 s",
+        description=(
+            "A daemon per workspace keeps the index, search postings and graph in memory and "
+            "watches the disk; `bundle`, `show` and `status` use it when it is running "
+            "(--no-daemon or CTX_LSP_NO_DAEMON=1 to run in-process). It exits after "
+            "--idle-timeout seconds without a call, or when its workspace is gone."
+        ),
+    )
+    daemon.add_argument("action", choices=["start", "stop", "status", "run"], help="run: in the foreground")
+    daemon.add_argument("--workspace", type=Path, help=WORKSPACE_HELP)
+    daemon.add_argument(
+        "--idle-timeout", type=float, default=1800.0, help="seconds without a call before it exits (default 1800)"
+    )
 
     docs = sub.add_parser(
         "docs",
@@ -180,6 +199,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 TIER_WORDS = {1: "outlines", 2: "outlines + bodies that matter", 3: "whole files"}
+NO_DAEMON_HELP = "run in this process even if a daemon (`ctx-lsp daemon start`) serves the workspace"
+
+
+def max_tokens_help() -> str:
+    from ctx_lsp.index.symbols import DEFAULT_MAX_TOKENS, MAX_TOKENS_CAP
+
+    return f"tokens for all bodies together (default {DEFAULT_MAX_TOKENS}, at most {MAX_TOKENS_CAP})"
 
 
 def bundle_epilog() -> str:
@@ -210,7 +236,8 @@ def bundle_epilog() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser(with_help=any(a in ("-h", "--help") for a in argv)).parse_args(argv)
     if args.command == "serve":
         return _serve(args)
     if args.command == "mcp":
@@ -229,6 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _show(args)
         if args.command == "docs":
             return _docs(args)
+        if args.command == "daemon":
+            return _daemon(args)
         if args.command == "resolve":
             return _resolve(args)
         if args.command == "window":
@@ -494,9 +523,6 @@ def _resolve_cli_path(workspace: Path, raw: str) -> str:
 
 
 def _bundle(args: argparse.Namespace) -> int:
-    from ctx_lsp.params import parse_bundle
-    from ctx_lsp.wire import to_wire
-
     workspace = workspace_of(args.workspace)
     params: dict[str, Any] = {
         "query": args.query,
@@ -521,35 +547,66 @@ def _bundle(args: argparse.Namespace) -> int:
         params["artifacts"] = [_artifact(a) for a in args.artifact]
     if args.docs:
         params["docs"] = [_docs_request(d) for d in args.docs]
-    request = parse_bundle({k: v for k, v in params.items() if v is not None})
-    engine = _engine(workspace)
-    engine.index()
-    result = engine.bundle(request)
-    explanation = engine.explain() if args.explain else None
-    engine.close()
+    params = {k: v for k, v in params.items() if v is not None}
+    answer = _ask_daemon(args, workspace, "bundle", params, explain=args.explain)
+    if answer is None:
+        from ctx_lsp.params import parse_bundle
+        from ctx_lsp.wire import to_wire
+
+        request = parse_bundle(params)
+        engine = _engine(workspace)
+        engine.index()
+        answer = {"result": to_wire(engine.bundle(request))}
+        answer["explanation"] = to_wire(engine.explain()) if args.explain else None
+        engine.close()
+    result, explanation = answer["result"], answer.get("explanation")
     if args.format == "json":
-        print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
+        print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        sys.stdout.write(result.text)
+        sys.stdout.write(result["text"])
         print(
-            f"-- {len(result.sections)} sections, {result.total_tokens}/{result.budget} tokens "
-            f"({result.snapshot.tokenizer})",
+            f"-- {len(result['sections'])} sections, {result['total_tokens']}/{result['budget']} tokens "
+            f"({result['snapshot']['tokenizer']})",
             file=sys.stderr,
         )
-        for warning in result.snapshot.warnings:
+        for warning in result["snapshot"]["warnings"]:
             print(f"warning: {warning}", file=sys.stderr)
     if explanation is not None:
-        print(f"-- why ({explanation.elapsed_ms} ms):", file=sys.stderr)
-        for d in explanation.candidates:
-            print(f"  {d.rank:5.2f} {d.contributor:14} {d.path}: {d.outcome} — {d.reason}", file=sys.stderr)
+        print(f"-- why ({explanation['elapsed_ms']} ms):", file=sys.stderr)
+        for d in explanation["candidates"]:
+            print(
+                f"  {d['rank']:5.2f} {d['contributor']:14} {d['path']}: {d['outcome']} — {d['reason']}",
+                file=sys.stderr,
+            )
     return 0
 
 
-def _show(args: argparse.Namespace) -> int:
-    from ctx_lsp.index.symbols import render_markdown
-    from ctx_lsp.params import parse_symbol
-    from ctx_lsp.wire import to_wire
+def _ask_daemon(
+    args: argparse.Namespace, workspace: Path, method: str, params: dict[str, Any], **extra: Any
+) -> dict[str, Any] | None:
+    """The daemon's answer (errors raised as the in-process call would raise them), or
+    None when the call runs in this process: --no-daemon, CTX_LSP_NO_DAEMON, or no daemon
+    answering for the workspace."""
+    if getattr(args, "no_daemon", False) or os.environ.get("CTX_LSP_NO_DAEMON"):
+        return None
+    from ctx_lsp.daemon.client import NoDaemon, request
 
+    try:
+        answer = request(workspace, method, params, since=STARTED_AT, **extra)
+    except NoDaemon:
+        return None
+    error = answer.get("error")
+    if error is None:
+        return answer
+    if error.get("kind") == "invalid_param":
+        raise InvalidParam(error["field"], error["problem"], error["fix"])
+    if error.get("kind") == "ctx":
+        raise CtxError(error["message"])
+    print(f"ctx-lsp: the daemon failed ({error.get('message')}); answering in-process", file=sys.stderr)
+    return None
+
+
+def _show(args: argparse.Namespace) -> int:
     workspace = workspace_of(args.workspace)
     params: dict[str, Any] = {
         "name": args.name,
@@ -557,18 +614,61 @@ def _show(args: argparse.Namespace) -> int:
         "include_body": not args.no_body,
         "max_tokens": args.max_tokens,
     }
-    request = parse_symbol({k: v for k, v in params.items() if v is not None})
-    engine = _engine(workspace)
-    engine.index()
-    result = engine.symbol(request)
-    engine.close()
+    params = {k: v for k, v in params.items() if v is not None}
+    answer = _ask_daemon(args, workspace, "symbol", params)
+    if answer is None:
+        from ctx_lsp.index.symbols import render_markdown
+        from ctx_lsp.params import parse_symbol
+        from ctx_lsp.wire import to_wire
+
+        request = parse_symbol(params)
+        engine = _engine(workspace)
+        engine.index()
+        found = engine.symbol(request)
+        answer = {"result": to_wire(found), "markdown": render_markdown(found, with_note=False)}
+        engine.close()
+    result = answer["result"]
     if args.format == "json":
-        print(json.dumps(to_wire(result), indent=2, ensure_ascii=False))
+        print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        sys.stdout.write(render_markdown(result, with_note=False))
-    if result.note:
-        print(f"ctx-lsp: {result.note}", file=sys.stderr)
-    return 0 if result.matches else 1  # like grep: a script must not take "no such name" for code
+        sys.stdout.write(answer["markdown"])
+    if result.get("note"):
+        print(f"ctx-lsp: {result['note']}", file=sys.stderr)
+    return 0 if result["matches"] else 1  # like grep: a script must not take "no such name" for code
+
+
+def _daemon(args: argparse.Namespace) -> int:
+    from ctx_lsp.daemon import client
+
+    workspace = workspace_of(args.workspace)
+    if args.action == "run":
+        from ctx_lsp.daemon.server import Daemon
+
+        return Daemon(workspace, idle_timeout=args.idle_timeout).run()
+    if args.action == "start":
+        try:
+            report = client.start(workspace, args.idle_timeout)
+        except RuntimeError as err:
+            raise CtxError(str(err)) from err
+        daemon = report.get("daemon", {})
+        print(f"ctx-lsp daemon for {workspace}: pid {daemon.get('pid')}, {report.get('files_indexed')} files indexed")
+        return 0
+    if args.action == "stop":
+        pid = client.stop(workspace)
+        print(f"stopped the daemon (pid {pid})" if pid else "no daemon was running for this workspace")
+        return 0
+    try:
+        report = client.request(workspace, "status")["result"]
+    except client.NoDaemon:
+        print(f"no daemon for {workspace}")
+        return 1
+    daemon = report.get("daemon", {})
+    up = time.time() - daemon.get("since", time.time())
+    print(
+        f"ctx-lsp daemon for {workspace}: pid {daemon.get('pid')}, up {up:.0f} s, {daemon.get('requests')} requests, "
+        f"{report.get('files_indexed')} files, watcher {report['watcher']['state']}"
+    )
+    return 0
 
 
 def _read_json(path: Path, field: str) -> Any:

@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("assembly",),
     ("params", "wire"),
     ("engine",),
-    ("server", "mcp"),
+    ("server", "mcp", "daemon"),
     ("cli",),
     ("__main__",),
 )

@@ -22,6 +22,7 @@ import re
 import shutil
 import statistics
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -29,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scalebench import procs
+from scalebench import procs, words
 from scalebench.aider_map import AiderMap
 from scalebench.lsp import LspClient
 from scalebench.workspaces import WARMUP_QUERIES, WorkspaceInfo, listed_files
@@ -58,6 +59,9 @@ ROW_SPECS: tuple[tuple[str, str, str], ...] = (
     ("docs_hit", f"`ctx/docs` hit ({DOCS_LIBRARY}, repeated topic), p50", "—"),
     ("server_rss", "server peak RSS (VmHWM, everything loaded)", "≤ 250 MB"),
     ("cli_rss", "CLI peak RSS (`ctx-lsp bundle`)", "≤ 250 MB"),
+    ("daemon_start", "`ctx-lsp daemon start` (warm cache) until it answers", "—"),
+    ("daemon_cli_bundle", "`ctx-lsp bundle` CLI through the daemon, 8K, new queries", "≤ 0.5 s"),
+    ("daemon_rss", "daemon peak RSS (VmHWM) after those bundles", "≤ 250 MB"),
     ("vs_aider", "per new query vs Aider's repo map (8K p50, warm, same run)", "≥ 100×"),
     ("baseline_parse_floor", "baseline: read + tree-sitter parse of every `.py`, one process", "—"),
     ("baseline_naive_process", "baseline: naive scan, fresh process (read + tiktoken every `.py` + grep)", "—"),
@@ -164,6 +168,7 @@ class WorkspaceBench:
             (self.cli_floor, ("floor_cli_imports",)),
             (self.cold_index, ("cold_index",)),
             (self.cli, ("cli_first_bundle", "cli_bundle", "cli_rss")),
+            (self.daemon, ("daemon_start", "daemon_cli_bundle", "daemon_rss")),
             (
                 self.server,
                 (
@@ -306,11 +311,12 @@ class WorkspaceBench:
         )
 
     # ------------------------------------------------------------------ CLI
-    def _cli_bundle(self, query: str) -> procs.ProcResult:
+    def _cli_bundle(self, query: str, env: dict[str, str] | None = None) -> procs.ProcResult:
         cmd = procs.ctx_cmd(
             "bundle", "--workspace", str(self.root), "--query", query, "--budget", "8000", "--format", "json"
         )
-        r = procs.run(cmd, timeout=self.opts.timeout, env=self.env, cwd=self.cwd)
+        env = env or {**self.env, "CTX_LSP_NO_DAEMON": "1"}  # the in-process path
+        r = procs.run(cmd, timeout=self.opts.timeout, env=env, cwd=self.cwd)
         if r.ok:
             result = json.loads(r.stdout)
             if result["total_tokens"] > 8000:
@@ -344,6 +350,53 @@ class WorkspaceBench:
             )
             self.log(f"CLI bundle median {med:.2f} s")
         self.set("cli_rss", f"{rss:.0f} MB (max over {len(walls) + 1} calls)", mb=rss)
+
+    # ------------------------------------------------------------------ daemon
+    def daemon(self) -> None:
+        """`ctx-lsp daemon start`, then CLI bundles for queries it has not seen, then stop;
+        in a runtime directory of the run's own, so no other daemon is used or disturbed."""
+        keys = ("daemon_start", "daemon_cli_bundle", "daemon_rss")
+        with tempfile.TemporaryDirectory(prefix="ctx-bench-run-") as runtime:
+            os.chmod(runtime, 0o700)
+            env = {**self.env, "XDG_RUNTIME_DIR": runtime}
+            start = procs.run(
+                procs.ctx_cmd("daemon", "start", "--workspace", str(self.root), "--idle-timeout", "600"),
+                timeout=self.opts.timeout,
+                env=env,
+                cwd=self.cwd,
+            )
+            if not start.ok:
+                self.fail(keys, "daemon start", start.problem())
+                return
+            try:
+                pid = int(start.stdout.split("pid ", 1)[1].split(",", 1)[0])
+                self.set("daemon_start", dur(start.seconds), seconds=start.seconds)
+                walls: list[float] = []
+                for i in range(max(self.opts.repeat, 3)):
+                    query = f"{self.queries[i % len(self.queries)]} {words.NOUNS[(7 * i) % len(words.NOUNS)]}"
+                    r = self._cli_bundle(query, env)
+                    if not r.ok:
+                        self.fail(keys[1:], f"daemon bundle {i + 1}", r.problem())
+                        return
+                    walls.append(r.seconds)
+                med = statistics.median(walls)
+                self.set(
+                    "daemon_cli_bundle",
+                    f"{dur(med)} (median of {len(walls)}, max {dur(max(walls))})",
+                    seconds=med,
+                    samples=walls,
+                )
+                self.log(f"CLI bundle through the daemon: median {med:.2f} s")
+                hwm = procs.vm_hwm_mb(pid)
+                if hwm is not None:
+                    self.set("daemon_rss", f"{hwm:.0f} MB", mb=hwm)
+            finally:
+                procs.run(
+                    procs.ctx_cmd("daemon", "stop", "--workspace", str(self.root)),
+                    timeout=60,
+                    env=env,
+                    cwd=self.cwd,
+                )
 
     # ------------------------------------------------------------------ server
     def _spawn(self, i: int) -> tuple[LspClient, dict[str, Any]]:

@@ -87,3 +87,15 @@ def run(cmd: list[str], *, timeout: float, env: dict[str, str] | None = None, cw
             stderr=err.read().decode(errors="replace"),
             timed_out=timed_out.is_set(),
         )
+
+
+def vm_hwm_mb(pid: int) -> float | None:
+    """Peak resident memory of a running process, in MB (Linux; None elsewhere or if gone)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None

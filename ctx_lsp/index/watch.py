@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -42,6 +43,9 @@ STORM_EVENTS = 500
 """A batch this big may have lost events in the kernel's queue: reconcile after it."""
 RECONCILE_QUIET_MS = 1000
 """Reconcile once no event has come for this long (a storm is over)."""
+SETTLE_S = 0.06
+"""A change reaches the index within about this long of being made (STEP_MS of quiet,
+then the refresh): `settle` waits for it."""
 POLL_DELAY_MS = 2000
 """Polling interval when the native watcher failed: a full stat walk per poll."""
 
@@ -84,6 +88,8 @@ class Watcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = threading.Event()
+        self._busy = threading.Lock()
+        """Held while a batch or a reconcile is being applied (`settle` waits for it)."""
 
     def start(self) -> None:
         if self._thread is not None and self._thread.is_alive():
@@ -164,18 +170,31 @@ class Watcher:
                 self._reconcile_due = self.lost_events = True
             self._apply(sorted({path for _change, path in changes}))
 
+    def settle(self, since: float) -> None:
+        """Return once every change made before `since` (a `time.time()`) is in the index,
+        as far as the watcher can know: SETTLE_S after it (the watcher's batching delay),
+        and not while a batch is being applied. A caller outside the editor (the daemon
+        serving a CLI call) has no didChange to wait for, only the disk."""
+        delay = since + SETTLE_S - time.time()
+        if delay > 0:
+            time.sleep(min(delay, SETTLE_S))
+        with self._busy:
+            pass
+
     def _reconcile(self) -> None:
         """Bring the index in line with the disk by a scan (the cache makes it cheap)."""
         self._reconcile_due = False
         try:
-            self.workspace.index()
+            with self._busy:
+                self.workspace.index()
             self.reconciles += 1
         except Exception:  # keep watching; the next storm or failure tries again
             log.exception("reconciling the index with the disk failed")
 
     def _apply(self, paths: list[str]) -> None:
         try:
-            result = self.workspace.refresh(paths)
+            with self._busy:
+                result = self.workspace.refresh(paths)
         except Exception:  # keep watching whatever one batch did
             log.exception("refresh after file changes failed")
             return
