@@ -13,8 +13,9 @@ pruning whole units, folding what it leaves out) and renders tier 3 and plain te
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_right
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
 from ctx_lsp.code.markdown import readable_markdown
@@ -90,7 +91,7 @@ class OutlineRenderer:
         focus: Collection[str] = (),
         ranks: Mapping[str, float] | None = None,
         compact: bool = False,
-        excerpts: Sequence[tuple[int, int]] = (),
+        excerpts: Sequence[tuple[int, int]] | Callable[[], Sequence[tuple[int, int]]] = (),
     ):
         self.path = path
         self.text = readable_markdown(text) if outline.language == "markdown" else text  # same lines, no HTML
@@ -99,7 +100,7 @@ class OutlineRenderer:
         self.focus = tuple(focus)
         self.ranks = ranks or {}
         self.compact = compact
-        self.excerpts = tuple(excerpts) if outline.language == "python" else ()
+        self._excerpts = excerpts if outline.language == "python" else ()
         self.noun = "member" if outline.language == "python" else "subsection"
         self.width = len(str(max(outline.line_count, 1)))
         self._lines: list[str] | None = None
@@ -119,7 +120,7 @@ class OutlineRenderer:
         rows, units = self._outline_rows()
         if not rows:  # a script of bare statements: no outline to show, so like text
             return _whole_or_nothing(self.text, outline, tier, counter, cap)
-        if tier == Tier.FOCUSED and (self.focus or self.excerpts):
+        if tier == Tier.FOCUSED and (self.focus or (self._excerpts and self.excerpts)):
             # Over the cap, shed excerpts, then bodies, before folding the outline: every
             # signature of the file tells an agent more than one more body. Excerpts go
             # least relevant first, half at a time; then the biggest body (a 300-line
@@ -142,6 +143,12 @@ class OutlineRenderer:
                 else:
                     wanted = self._without_biggest(wanted)
         return self._fit(rows, units, tier, cap)
+
+    @functools.cached_property
+    def excerpts(self) -> tuple[tuple[int, int], ...]:
+        """Computed on the first focused render: most renderers only ever outline."""
+        chosen = self._excerpts() if callable(self._excerpts) else self._excerpts
+        return tuple(chosen)
 
     def _source_within(self, cap: int) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]]:
         """Every focused body (the loop in `render` sheds them if they do not fit), and

@@ -211,7 +211,7 @@ def file_candidate(
         """Built on the first render that misses the cache; False if the file changed since
         it was indexed (then its renderings are not shared)."""
         text, current = workspace.read_text(entry)
-        spans = excerpts.spans(text, current.outline, focus) if excerpts is not None else ()
+        spans = functools.partial(excerpts.spans, text, current.outline, focus) if excerpts is not None else ()
         return (
             OutlineRenderer(
                 current.path,

@@ -16,6 +16,8 @@ workspace (`SearchIndex.term_weights`) times how rare it is within the file, so
 from __future__ import annotations
 
 import math
+import re
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 
 from ctx_lsp.index.terms import terms
@@ -45,8 +47,8 @@ def hot_spans(
         return ()
     line_terms: dict[int, dict[str, int]] = {}
     lines_with: dict[str, int] = {}
-    for number, line in enumerate(lines, 1):
-        found = [t for t in terms(line) if t in weights]
+    for number in _candidate_lines(lines, weights):
+        found = [t for t in terms(lines[number - 1]) if t in weights]
         if not found:
             continue
         counts: dict[str, int] = {}
@@ -106,6 +108,27 @@ def hot_spans(
         for n in range(start, end + 1):
             taken[n] = True
     return tuple(chosen)
+
+
+def _candidate_lines(lines: Sequence[str], weights: Mapping[str, float]) -> list[int]:
+    """Line numbers that may hold a task term: those containing, in lower case, a term less
+    its last letter (a stem's words all contain it: `entry` ← entries, `pars` ← parses).
+    One regular-expression pass over the file instead of splitting every line into terms:
+    most lines of a file hold none of a task's few words."""
+    prefixes = sorted({t[:-1] if len(t) > 3 else t for t in weights}, key=len, reverse=True)
+    pattern = re.compile("|".join(re.escape(p) for p in prefixes))
+    lowered = [line.lower() for line in lines]  # per line: lower() may change a length
+    starts, offset = [], 0
+    for line in lowered:
+        starts.append(offset)
+        offset += len(line) + 1
+    text = "\n".join(lowered)
+    found: list[int] = []
+    for match in pattern.finditer(text):
+        number = bisect_right(starts, match.start())
+        if not found or found[-1] != number:
+            found.append(number)
+    return found
 
 
 def _mask(covered: Sequence[Span], total: int) -> list[bool]:

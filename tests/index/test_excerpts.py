@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctx_lsp.index.excerpts import hot_spans
+from ctx_lsp.index.excerpts import _candidate_lines, hot_spans
+from ctx_lsp.index.terms import terms
 from ctx_lsp.relevance import EXCERPT_LINES_AFTER, EXCERPT_LINES_BEFORE
 
 FILLER = [f"value_{n} = compute(value_{n - 1})" for n in range(1, 201)]
@@ -86,3 +87,23 @@ def test_overlong_lines_are_never_in_a_window() -> None:
     spans = hot_spans(lines, {"charset": 1.0, "detect": 1.0})
     assert spans and all(not start <= 10 <= end for start, end in spans)
     assert any(start <= 8 <= end for start, end in spans) and any(start <= 12 <= end for start, end in spans)
+
+
+WORDS = ["entries", "entry", "parses", "parsed", "Parser", "count_tokens", "TokenCounter", "İstanbul", "ß", "x", "io"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    lines=st.lists(st.lists(st.sampled_from(WORDS), max_size=4).map(" ".join), min_size=1, max_size=20),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+)
+def test_the_prefilter_misses_no_line_holding_a_task_term(lines: list[str], query: list[str]) -> None:
+    """Ensure that the one-pass prefilter keeps every line whose terms include a task term
+    (stems, compounds and case changes that alter a string's length included)."""
+    weights = {t: 1.0 for t in terms(" ".join(query))}
+    if not weights:
+        return
+    kept = set(_candidate_lines(lines, weights))
+    for number, line in enumerate(lines, 1):
+        if any(t in weights for t in terms(line)):
+            assert number in kept, (line, sorted(weights))
