@@ -18,6 +18,7 @@ from ctx_lsp.relevance import (
     DEFINITIONS_RANKED,
     DEPTH_SHARE,
     DEPTH_SHARE_WITH_WORKING_FILES,
+    EXCERPT_FILES,
     EXTRA_HIT_WEIGHT,
     FOCUS_SYMBOLS,
     GRAPH_BLEND,
@@ -106,7 +107,7 @@ class Retrieval:
         candidates = []
         changelogs = wants_changelog(ctx.query)
         excerpts = Excerpts.for_task(ctx.search.term_weights(ctx.query))
-        for r in ctx.ranked[:MAX_CANDIDATE_FILES]:
+        for rank, r in enumerate(ctx.ranked[:MAX_CANDIDATE_FILES]):
             entry = ctx.workspace.files.get(r.abs_path)
             if entry is None or (not changelogs and is_changelog(entry.path)):
                 continue
@@ -131,7 +132,7 @@ class Retrieval:
                     ctx.tier,
                     bodies,
                     with_named(graph_ranks, named) if named else graph_ranks,
-                    excerpts=excerpts,
+                    excerpts=excerpts if rank < EXCERPT_FILES else None,
                 )
             )
         # Working files already show the bodies the task names in them: less depth here.

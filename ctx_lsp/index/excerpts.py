@@ -65,9 +65,13 @@ def hot_spans(
     too_long = [n for n, line in enumerate(lines, 1) if len(line) > LONG_LINE_CHARS]
     for number in too_long:
         taken[number] = True
+    # Windows open at the strongest lines only: a file can hold hundreds of lines with a
+    # task word, and a dozen windows are wanted.
+    strength = {n: sum(weight[t] for t in counts) for n, counts in line_terms.items() if not taken[n]}
+    starts = sorted(strength, key=lambda n: (-strength[n], n))[: WINDOW_STARTS_PER_EXCERPT * limit]
     scored: list[tuple[float, int, int]] = []
     seen: set[int] = set()
-    for hot in line_terms:
+    for hot in sorted(starts):
         start = max(1, hot - EXCERPT_LINES_BEFORE)
         if start in seen:
             continue
@@ -140,6 +144,8 @@ def _mask(covered: Sequence[Span], total: int) -> list[bool]:
     return taken
 
 
+WINDOW_STARTS_PER_EXCERPT = 4
+"""Windows scored per excerpt wanted, opened at the lines with the most task weight."""
 LONG_LINE_CHARS = 160
 """A line longer than this (generated data, a minified blob, a hundred names imported on
 one line) is never part of an excerpt: it would cost more than the window around it, and
