@@ -12,6 +12,8 @@ can go unanswered or the process can keep what it no longer needs.
   new engine would wait for an `initialized` that never comes), and so is every request
   after `shutdown` (pygls drops them silently; LSP says to answer with InvalidRequest).
 - **Shutdown works with requests in flight** (`lsp_shutdown`).
+- **Before `initialize`** every request but `shutdown` is answered with -32002
+  (ServerNotInitialized), as LSP says; notifications other than `exit` are left to pygls.
 - **No leak.** pygls keeps the future of every notification, and of the handler behind
   every built-in (didOpen, didChange, executeCommand, …), in `_request_futures` forever;
   entries are removed here when they finish.
@@ -36,6 +38,8 @@ from ctx_lsp.server.framing import INVALID_REQUEST, BadFrame
 log = logging.getLogger(__name__)
 
 INVALID_PARAMS = -32602
+SERVER_NOT_INITIALIZED = -32002
+"""LSP's answer to a request sent before `initialize` (pygls answered -32803 from the handler)."""
 MAX_STRUCTURE_ERRORS = 3
 """How many of cattrs's complaints about a message go into the error (the first few say it)."""
 
@@ -130,6 +134,14 @@ class CtxProtocol(LanguageServerProtocol):
                 self._refuse(msg_id, "the server is already initialized; send initialize once per session")
                 return
             self.initialize_received = True
+        elif is_request and not self.initialize_received and method != lsp.SHUTDOWN:
+            # LSP: before initialize, a request is answered with ServerNotInitialized.
+            self._send_data(
+                error_response(
+                    msg_id, SERVER_NOT_INITIALIZED, f"Server not initialized: send initialize before {method!r}"
+                )
+            )
+            return
         super().handle_message(message)
 
     @lsp_method(lsp.SHUTDOWN)

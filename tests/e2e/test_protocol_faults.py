@@ -288,6 +288,20 @@ def test_a_second_initialize_is_refused_and_nothing_hangs(server: RawServer) -> 
     assert "result" in server.call("ctx/search", {"query": "count tokens"})
 
 
+def test_requests_before_initialize_get_server_not_initialized(tmp_path: Path) -> None:
+    """Ensure that a request sent before initialize is answered with LSP's -32002, and
+    that the session then starts normally."""
+    with RawServer(write_workspace(tmp_path)) as raw:
+        for method, params in (
+            ("ctx/search", {"query": "count"}),
+            ("workspace/executeCommand", {"command": "ctx.status"}),
+        ):
+            error = raw.error(raw.request(method, params))
+            assert error["code"] == -32002 and "initialize" in error["message"], error
+        raw.initialize()
+        assert "result" in raw.call("ctx/search", {"query": "count tokens"})
+
+
 @pytest.mark.parametrize("depth", [990, 1000, 5000, 100_000])
 def test_deeply_nested_params_are_answered(shared: RawServer, depth: int) -> None:
     """Ensure that params nested 990+ levels deep get an answer under the request's id
