@@ -231,6 +231,9 @@ def bundle_epilog() -> str:
             "  --focus PATH:LINE  the cursor: that symbol, its callers and callees in full;",
             "  --tier 3           working files whole when they fit (up to 80 % of the budget);",
             "  ctx-lsp outline FILE --tier 3   one file whole.",
+            "",
+            "calling bundle once per turn? `ctx-lsp daemon start` keeps the engine warm: later",
+            "calls use it (a few hundred ms instead of seconds) and see every change on disk.",
         ]
     )
 
