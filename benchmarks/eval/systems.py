@@ -310,56 +310,51 @@ class Bm25System(System):
 
     def __init__(self) -> None:
         self._ws: Path | None = None
-        self._index: bm25_baseline.BM25Index | None = None
+        self._index: Any = None
 
     def version_key(self) -> str:
         return file_hash(HERE / "bm25_baseline.py", HERE / "tokens.py")
 
+    def _build(self, workspace: Path, files: list[str]) -> Any:
+        index = bm25_baseline.BM25Index.from_workspace(workspace, files)
+        for doc in index.docs:  # token counts are index-time work, not per-request
+            doc.block()
+        return index
+
     def prepare(self, workspace: Path, files: list[str]) -> float | None:
         t0 = time.perf_counter()
-        self._index = bm25_baseline.BM25Index.from_workspace(workspace, files)
-        for doc in self._index.docs:  # token counts are index-time work, not per-request
-            doc.block()
+        self._index = self._build(workspace, files)
         self._ws = workspace
         return time.perf_counter() - t0
 
-    def bundle(self, workspace: Path, files: list[str], query: str, budget: int, open_file: str | None) -> Bundle:
+    def _ready(self, workspace: Path, files: list[str]) -> Any:
         if self._ws != workspace or self._index is None:
             self.prepare(workspace, files)
-        assert self._index is not None
+        return self._index
+
+    def bundle(self, workspace: Path, files: list[str], query: str, budget: int, open_file: str | None) -> Bundle:
+        index = self._ready(workspace, files)
         t0 = time.perf_counter()
-        chosen = bm25_baseline.pack(self._index, query, budget, open_file)
+        chosen = bm25_baseline.pack(index, query, budget, open_file)
         elapsed = time.perf_counter() - t0
-        by_path = {d.path: d.text for d in self._index.docs}
+        by_path = {d.path: d.text for d in index.docs}
         pieces = [Piece(path, by_path[path]) for path, _, _ in chosen]
         text = "".join(block for _, block, _ in chosen)
         return Bundle(pieces, text, elapsed, sum(n for _, _, n in chosen), {"files": [p for p, _, _ in chosen]})
 
 
-class Bm25ChunksSystem(System):
+class Bm25ChunksSystem(Bm25System):
     """Retrieval-augmented generation's usual unit: windows of lines, not files."""
 
     name = "bm25-chunks"
 
-    def __init__(self) -> None:
-        self._ws: Path | None = None
-        self._index: bm25_baseline.ChunkIndex | None = None
-
-    def version_key(self) -> str:
-        return file_hash(HERE / "bm25_baseline.py", HERE / "tokens.py")
-
-    def prepare(self, workspace: Path, files: list[str]) -> float | None:
-        t0 = time.perf_counter()
-        self._index = bm25_baseline.ChunkIndex.from_workspace(workspace, files)
-        self._ws = workspace
-        return time.perf_counter() - t0
+    def _build(self, workspace: Path, files: list[str]) -> Any:
+        return bm25_baseline.ChunkIndex.from_workspace(workspace, files)
 
     def bundle(self, workspace: Path, files: list[str], query: str, budget: int, open_file: str | None) -> Bundle:
-        if self._ws != workspace or self._index is None:
-            self.prepare(workspace, files)
-        assert self._index is not None
+        index = self._ready(workspace, files)
         t0 = time.perf_counter()
-        chosen = bm25_baseline.pack_chunks(self._index, query, budget, open_file)
+        chosen = bm25_baseline.pack_chunks(index, query, budget, open_file)
         elapsed = time.perf_counter() - t0
         pieces = [Piece(path, block, start, end) for path, start, end, block, _ in chosen]
         text = "".join(block for *_, block, _ in chosen)

@@ -126,7 +126,7 @@ class OutlineRenderer:
             # least relevant first, half at a time; then the biggest body (a 300-line
             # constructor crowds out three short methods the task names), ties by
             # relevance, the least relevant first.
-            wanted, spans = self._source_within(cap)
+            wanted, spans = self.focus, self._excerpts_within(cap)
             while True:
                 key = (wanted, spans)
                 focused = self._focused.get(key)
@@ -150,12 +150,11 @@ class OutlineRenderer:
         chosen = self._excerpts() if callable(self._excerpts) else self._excerpts
         return tuple(chosen)
 
-    def _source_within(self, cap: int) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]]:
-        """Every focused body (the loop in `render` sheds them if they do not fit), and
-        the best excerpts whose lines take at most EXCERPT_SHARE of the cap: excerpts show
-        what the bodies do not — an import, a constant, the branch of a long method the
-        task's words are in — but the outline that names everything else comes before
-        more of them."""
+    def _excerpts_within(self, cap: int) -> tuple[tuple[int, int], ...]:
+        """The best excerpts whose lines take at most EXCERPT_SHARE of the cap, besides the
+        bodies (which the loop in `render` sheds if they do not fit): excerpts show what
+        the bodies do not — an import, a constant, the branch of a long method the task's
+        words are in — but the outline that names everything else comes before more of them."""
         lines, room = self._split(), int(cap * EXCERPT_SHARE)
         excerpts: list[tuple[int, int]] = []
         for start, end in self.excerpts:
@@ -164,7 +163,7 @@ class OutlineRenderer:
                 break
             room -= need
             excerpts.append((start, end))
-        return self.focus, tuple(excerpts)
+        return tuple(excerpts)
 
     def _without_biggest(self, wanted: tuple[str, ...]) -> tuple[str, ...]:
         """`wanted` less its longest body (in lines; the later one on a tie)."""

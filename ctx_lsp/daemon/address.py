@@ -1,4 +1,5 @@
-"""Where a workspace's daemon listens, and the checks that keep that place private.
+"""Where a workspace's daemon listens, the checks that keep that place private, and how a
+message on its socket ends.
 
 A socket per workspace, named by a hash of the workspace's real path, in a directory only
 this user can enter: `$XDG_RUNTIME_DIR/ctx-lsp/` where the session has one, else
@@ -14,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import socket
 import stat
 from pathlib import Path
 
@@ -75,3 +77,23 @@ def owned_socket(path: Path) -> bool:
     except OSError:
         return False
     return stat.S_ISSOCK(info.st_mode) and info.st_uid == os.getuid()
+
+
+def read_line(conn: socket.socket, max_bytes: int) -> bytes:
+    """One message of the daemon's protocol: the bytes up to the first newline (or the end
+    of the stream), refused past `max_bytes`."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            break
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            chunks.append(chunk[:newline])
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > max_bytes:
+            raise ValueError(f"over {max_bytes} bytes")
+    return b"".join(chunks)

@@ -15,12 +15,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ctx_lsp.daemon.address import log_path, owned_socket, socket_path
+from ctx_lsp.daemon.address import log_path, owned_socket, read_line, socket_path
 
 CONNECT_TIMEOUT_S = 0.5
 """A live daemon accepts at once; a socket that does not is stale."""
 ANSWER_TIMEOUT_S = 120.0
 """A bundle on a 20,000-file workspace takes seconds, not minutes."""
+MAX_ANSWER_BYTES = 256 * 1024 * 1024
+"""A 200K-token bundle as JSON is a few MB; past this the daemon is not one of ours."""
 START_TIMEOUT_S = 300.0
 """`daemon start` waits this long for the first index (a 20,000-file cold index: ~70 s)."""
 
@@ -48,8 +50,8 @@ def request(workspace: Path, method: str, params: dict[str, Any] | None = None, 
         conn.settimeout(ANSWER_TIMEOUT_S)
         try:
             conn.sendall(json.dumps(message).encode("utf-8") + b"\n")
-            reply = _read_line(conn)
-        except OSError as err:
+            reply = read_line(conn, MAX_ANSWER_BYTES)
+        except (OSError, ValueError) as err:
             raise NoDaemon(f"daemon went away: {err}") from err
     try:
         answer = json.loads(reply)
@@ -58,20 +60,6 @@ def request(workspace: Path, method: str, params: dict[str, Any] | None = None, 
     if not isinstance(answer, dict) or ("result" not in answer and "error" not in answer):
         raise NoDaemon("daemon answered garbage")
     return answer
-
-
-def _read_line(conn: socket.socket) -> bytes:
-    chunks: list[bytes] = []
-    while True:
-        chunk = conn.recv(1 << 16)
-        if not chunk:
-            break
-        newline = chunk.find(b"\n")
-        if newline >= 0:
-            chunks.append(chunk[:newline])
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def start(workspace: Path, idle_timeout: float, python: str = sys.executable) -> dict[str, Any]:

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ctx_lsp.daemon.address import owned_socket, socket_path
+from ctx_lsp.daemon.address import owned_socket, read_line, socket_path
 from ctx_lsp.engine import Engine
 from ctx_lsp.errors import CtxError, InvalidParam
 from ctx_lsp.index.symbols import render_markdown
@@ -191,21 +191,7 @@ def _same_user(conn: socket.socket) -> bool:
 
 
 def _read_request(conn: socket.socket) -> Any:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        chunk = conn.recv(1 << 16)
-        if not chunk:
-            break
-        newline = chunk.find(b"\n")
-        if newline >= 0:
-            chunks.append(chunk[:newline])
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > MAX_REQUEST_BYTES:
-            raise ValueError(f"over {MAX_REQUEST_BYTES} bytes")
-    return json.loads(b"".join(chunks))
+    return json.loads(read_line(conn, MAX_REQUEST_BYTES))
 
 
 def _send(conn: socket.socket, message: dict[str, Any]) -> None:
