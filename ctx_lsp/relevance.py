@@ -190,6 +190,10 @@ fn@8K 71.5 → 70.8 (session 2, reverted)."""
 MAX_MAP_FILES = 200
 """Files offered to the map (the graph lists its best 200), however low their rank: a large
 budget maps most of a mid-sized repository, the unreferenced files last."""
+MAP_TEST_FILE_FACTOR = 0.35
+"""Tests rank high in the graph (they import everything) but say little about the code an
+agent will change; unless the task mentions tests, the map ranks them like retrieval does
+(`TEST_FILE_FACTOR`)."""
 MAP_DEFINITIONS_PER_FILE = 20
 """Definitions ranked per map file: an entry shows the best of them first (as many as its room
 allows), then the file's other top-level names."""

@@ -9,8 +9,8 @@ incrementally with the index; a request only personalises it.
 from __future__ import annotations
 
 from ctx_lsp.contributors.base import AssemblyContext, definition_ranks, file_candidate
-from ctx_lsp.contributors.kinds import is_changelog, wants_changelog
-from ctx_lsp.relevance import MAP_DEFINITIONS_PER_FILE, MAX_MAP_FILES
+from ctx_lsp.contributors.kinds import is_changelog, is_test_path, mentions_tests, wants_changelog
+from ctx_lsp.relevance import MAP_DEFINITIONS_PER_FILE, MAP_TEST_FILE_FACTOR, MAX_MAP_FILES
 from ctx_lsp.vocabulary import BundleRequest, Candidate, ContributorName, Offer, Strategy, Tier
 
 
@@ -31,6 +31,7 @@ class CodebaseMap:
             return Offer(self.name, candidates, self.strategy)
         working = ctx.working_paths
         changelogs = wants_changelog(ctx.query)
+        tests = mentions_tests(ctx.query)
         for f in rank.files:
             if len(candidates) >= MAX_MAP_FILES:
                 break
@@ -39,8 +40,13 @@ class CodebaseMap:
                 continue
             mentioned = rank.mentioned_in.get(f.abs_path, ())
             reason = f"graph rank {f.score:.2f}" + (f"; defines {', '.join(mentioned[:3])}" if mentioned else "")
+            salience = f.score
+            if not tests and is_test_path(entry.path):
+                salience *= MAP_TEST_FILE_FACTOR
+                reason += f" × {MAP_TEST_FILE_FACTOR} (a test; the task is not about tests)"
             ranks = definition_ranks(ctx, rank, entry.abs_path, MAP_DEFINITIONS_PER_FILE) if entry.symbols else None
             candidates.append(
-                file_candidate(ctx, entry, self.name, f.score, reason, Tier.OUTLINE, ranks=ranks, compact=True)
+                file_candidate(ctx, entry, self.name, salience, reason, Tier.OUTLINE, ranks=ranks, compact=True)
             )
+        candidates.sort(key=lambda c: -c.salience)  # stable: graph order among equals
         return Offer(self.name, candidates, self.strategy)

@@ -1,5 +1,9 @@
 """Kinds of files a bundle treats specially, whichever contributor would offer them.
 
+Tests match a task's words as well as the code they test, and the graph ranks them high
+because they import everything; a bundle ranks them far down unless the task is about
+tests (`mentions_tests`). An agent told where the code is finds its tests by name.
+
 Changelogs and release notes are written in the project's own words — every class and
 function the project has, named once per release — so they match almost any task text
 and rank high in the reference graph, while they say nothing about the code as it is. A
@@ -11,7 +15,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-__all__ = ["is_changelog", "wants_changelog"]
+__all__ = ["is_changelog", "is_test_path", "mentions_tests", "wants_changelog"]
 
 PROSE_SUFFIXES = frozenset({"", ".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".rdoc"})
 """A changelog is prose. `index/changes.py`, `history/` or `news.py` are code whatever
@@ -65,3 +69,22 @@ def is_changelog(path: str) -> bool:
 def wants_changelog(query: str) -> bool:
     """Whether the task text asks about changelogs, releases or release notes."""
     return bool(_CHANGELOG_WORDS.search(query))
+
+
+def is_test_path(path: str) -> bool:
+    """Whether a workspace-relative path (with `/`) is a test module: under a `test(s)` or
+    `testing` folder, `test_*`, `*_test(s).py` or `conftest.py`."""
+    parts = path.lower().split("/")
+    name = parts[-1]
+    return (
+        any(p in ("test", "tests", "testing") for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith(("_test.py", "_tests.py"))
+        or name == "conftest.py"
+    )
+
+
+def mentions_tests(query: str) -> bool:
+    """Whether the task text is about tests (then tests compete on their own ranking)."""
+    q = query.lower()
+    return any(w in q for w in ("test", "pytest", "fixture"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from ctx_lsp.contributors.base import AssemblyContext, Excerpts, RankedFile, definition_ranks, file_candidate
-from ctx_lsp.contributors.kinds import is_changelog, wants_changelog
+from ctx_lsp.contributors.kinds import is_changelog, is_test_path, mentions_tests, wants_changelog
 from ctx_lsp.index.search import SearchHit
 from ctx_lsp.relevance import (
     BODY_SYMBOLS,
@@ -33,22 +33,6 @@ from ctx_lsp.relevance import (
     TEST_FILE_FACTOR,
 )
 from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy
-
-
-def is_test_path(path: str) -> bool:
-    parts = path.lower().split("/")
-    name = parts[-1]
-    return (
-        any(p in ("test", "tests", "testing") for p in parts[:-1])
-        or name.startswith("test_")
-        or name.endswith(("_test.py", "_tests.py"))
-        or name == "conftest.py"
-    )
-
-
-def mentions_tests(query: str) -> bool:
-    q = query.lower()
-    return any(w in q for w in ("test", "pytest", "fixture"))
 
 
 def rank_files(
