@@ -637,7 +637,8 @@ def fam_protocol(run: Run) -> None:
             srv = run.server(world)
     # 9 MB didOpen, then the next request's latency.
     for mb in [9] if run.quick else [0.5, 0.9, 1, 5, 9]:
-        text = "def f():\n    return 1\n" * int(mb * (1 << 20) // 24)
+        line = "def f():\n    return 1\n"
+        text = line * int(mb * (1 << 20) // len(line))  # `mb` MiB (it divided by 24: "1 MB" was 961,180 bytes)
         uri = world.uri(f"pkg/big_{mb}.py")
 
         def open_big(s: Server = srv, uri: str = uri, text: str = text) -> Any:

@@ -95,6 +95,10 @@ _IMPORT_TYPES = frozenset({"import_statement", "import_from_statement", "future_
 _NOISY_IF_CONDITION = re.compile(r"^(?:\w+\.)?TYPE_CHECKING$|^__name__\s*==\s*['\"]__main__['\"]$")
 _MAY_OPEN_DOCSTRING = re.compile(rb"[rRbBuUfF]{0,2}[\"']|#")
 """A block whose first bytes are not a (prefixed) quote or a comment has no docstring."""
+_PLAIN_HEADER = re.compile(rb"[^\n\t#\\ ]*(?: [^\n\t#\\ ]+)*")
+"""A header `_collapse_node` would return unchanged: one line, no comment or line
+continuation, no run of spaces. Tested first, it spares most definitions its slicing and
+joining (a buffer of 40,000 small functions spent ~0.1 s there)."""
 _DOCSTRING_PREFIX = re.compile(r"^[rRbBuUfF]{0,2}")
 _ESCAPED_NEWLINE = re.compile(r"\\\r?\n")
 # Whitespace that only a line break put there: after an opening bracket, and before a
@@ -246,7 +250,11 @@ def _symbols(src: bytes, def_nodes: list[Node], decorated_nodes: list[Node], cal
         body = node.child_by_field_name("body")
         colon = _header_colon(node, body)
         if colon is not None:
-            signature = _collapse_node(src, node, colon.start_byte)
+            header = src[start : colon.start_byte]
+            if _PLAIN_HEADER.fullmatch(header):  # most are: one line, single spaces
+                signature = header.decode("utf-8", "replace").strip()
+            else:
+                signature = _collapse_node(src, node, colon.start_byte)
         else:  # a broken header: keep its first line
             signature = _collapse(src[start : node.end_byte].split(b"\n", 1)[0])
         decorators: tuple[str, ...] = ()

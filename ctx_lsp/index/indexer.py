@@ -29,7 +29,7 @@ from ctx_lsp.index.files import (
     IndexedFile,
     ReadJob,
     ReadOutcome,
-    analyse,
+    analyse_outline,
     content_hash,
     read_and_analyse,
     read_batch,
@@ -396,9 +396,10 @@ class Indexer:
         counter = counter_for(self.config.tokenizer)
         display = self._folders.display_path(location.folder, location.rel)
         root = str(location.folder.root)
-        row = analyse(location.rel, data, len(data), mtime_ns, counter)
-        if row is not None:
-            return to_indexed(row, root, location.abs_path, display)
+        analysis = analyse_outline(location.rel, data, len(data), mtime_ns, counter)
+        if analysis is not None:
+            row, outline = analysis
+            return to_indexed(row, root, location.abs_path, display, outline)
         # Binary by content; an editor buffer is text by definition, so NULs count as text.
         outline = outline_for(location.rel, data.replace(b"\x00", b" "))
         text = data.decode("utf-8", errors="replace")

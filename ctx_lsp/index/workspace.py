@@ -252,20 +252,44 @@ class Workspace:
         """Track an editor buffer; `edited` marks a change (didChange), not just an open.
 
         A buffer of a secret file (by name, or holding a private key) is refused with
-        `Refused`: tracked, it would be searched and bundled like any working file."""
+        `Refused`: tracked, it would be searched and bundled like any working file. So is
+        one over `index.max_file_bytes`, like a file of that size on disk: not analysed
+        (which is what would make it slow), its earlier buffer dropped, and the refusal
+        reported in status (`refused`).
+
+        A buffer whose content is what the index already has for the file (an editor
+        opening a saved file, a save without edits) reuses that entry: analysing it again
+        would only repeat the work of the index."""
         location = self._folders.locate(path)
         data = text.encode("utf-8", errors="replace")
         display = self._folders.display_path(location.folder, location.rel)
         pattern = self._folders.secret(location)
         if pattern is not None:
             raise Refused(display, Reason.SECRET, f"holds secrets (matches {pattern!r}); its buffer is not tracked")
+        limit = self._folders.max_file_bytes
+        if len(data) > limit:
+            self._drop_buffer(location)
+            with self._lock:
+                self._note_refusal(display, Reason.TOO_LARGE)
+            detail = f"is {len(data)} bytes, over index.max_file_bytes ({limit}); its buffer is not tracked"
+            raise Refused(display, Reason.TOO_LARGE, detail)
         if location.folder.rules.secrets.content_check(location.rel) and holds_private_key(data):
             self._drop_buffer(location)
             raise Refused(display, Reason.SECRET, "holds a private key; its buffer is not tracked")
-        analysed = self._indexer.analysed(location, data, 0)
+        known = self.files.get(location.abs_path)
+        if (
+            known is not None
+            and (known.root, known.path) == (str(location.folder.root), display)
+            and (known.hash == content_hash(data))
+        ):
+            analysed = known
+        else:
+            analysed = self._indexer.analysed(location, data, 0)
         with self._lock:
             entry = self._overlays.put(analysed, text, version, edited=edited).entry
             self.files = {**self.files, entry.abs_path: entry}
+            if self._refused.get(display) == Reason.TOO_LARGE:
+                del self._refused[display]
         self._notify([], [entry])
         return entry
 

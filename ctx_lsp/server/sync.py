@@ -3,8 +3,8 @@
 pygls applies incremental `didChange` edits to its own copy of the document; we hand the
 resulting full text to the engine (off the event loop, in order: buffers.py), where the
 buffer overrides the disk until `didClose`. A buffer outside the workspace is ignored
-(logged), never read or indexed; so is one over `index.max_file_bytes`, like a file of
-that size on disk (and its earlier buffer is dropped).
+(logged), never read or indexed; one over `index.max_file_bytes` is refused by the engine
+like a file of that size on disk (`Workspace.open_document`: not analysed, in status).
 """
 
 from __future__ import annotations
@@ -66,13 +66,7 @@ def _sync_document(ls: CtxServer, uri: str, *, edited: bool, closed: bool = Fals
         ls.buffers.put(BufferUpdate(path, None))
         return
     doc = ls.workspace.get_text_document(uri)
-    text = doc.source
-    limit = engine.loaded.config.index.max_file_bytes
-    if len(text) > limit or len(text.encode("utf-8", errors="replace")) > limit:
-        log.info("not tracking %s: its buffer is over index.max_file_bytes (%d bytes)", uri, limit)
-        ls.buffers.put(BufferUpdate(path, None))
-        return
-    ls.buffers.put(BufferUpdate(path, text, doc.version or 0, edited))
+    ls.buffers.put(BufferUpdate(path, doc.source, doc.version or 0, edited))
 
 
 def register(server: CtxServer) -> None:

@@ -235,6 +235,8 @@ def test_a_huge_did_open_does_not_stall_the_next_request(server: RawServer) -> N
     answers(server)
     assert "result" in server.call("ctx/bundle", {"query": "handler_5 request", "budget": 2000})
     assert time.monotonic() - started < PROMPT_S
+    status = server.call("workspace/executeCommand", {"command": "ctx.status"})["result"]
+    assert status["refused"] == {"big.py": "too_large"}  # reported, like a file that size on disk
 
 
 def test_buffers_are_analysed_off_the_loop_and_in_order(server: RawServer) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from ctx_lsp.config import Config
 from ctx_lsp.errors import NotFound, OutsideWorkspace
+from ctx_lsp.gate import Reason, Refused
 from ctx_lsp.index.workspace import Refresh, Reindex, Workspace
 from tests.conftest import write_tree
 
@@ -124,6 +125,38 @@ def test_overlay_overrides_disk_until_close(sample_workspace: Path) -> None:
     assert ws.get(path).overlay_version == 3
     ws.close_document(path)
     assert [s.name for s in ws.get(path).outline.symbols] == ["assemble_bundle"]
+
+
+def test_a_buffer_over_the_size_limit_is_refused_like_a_file_on_disk(sample_workspace: Path) -> None:
+    """Ensure that a buffer over `index.max_file_bytes` (counted in UTF-8 bytes, not
+    characters) is not analysed, drops the file's earlier buffer, and is reported in
+    `refused` until a buffer under the limit replaces it."""
+    ws = _ws(sample_workspace, max_file_bytes=1000)
+    ws.index()
+    path = sample_workspace / "pkg" / "bundle.py"
+    ws.open_document(path, "def small_edit():\n    pass\n", 2)
+    huge = "# " + "é" * 600 + "\ndef never_analysed():\n    pass\n"  # 632 chars, 1,232 bytes
+    with pytest.raises(Refused, match="over index.max_file_bytes") as refused:
+        ws.open_document(path, huge, 3)
+    assert refused.value.reason == Reason.TOO_LARGE
+    assert ws.overlay_paths() == [] and ws.refused() == {"pkg/bundle.py": Reason.TOO_LARGE}
+    assert [s.name for s in ws.get(path).outline.symbols] == ["assemble_bundle"]  # the disk copy again
+    ws.open_document(path, "def small_again():\n    pass\n", 4)
+    assert ws.refused() == {} and [s.name for s in ws.get(path).outline.symbols] == ["small_again"]
+
+
+def test_a_buffer_equal_to_the_index_reuses_its_entry(sample_workspace: Path) -> None:
+    """Ensure that opening a saved file (the buffer is what the index has) reuses the
+    indexed analysis instead of repeating it, and that an edit is analysed anew."""
+    ws = _ws(sample_workspace)
+    ws.index()
+    path = sample_workspace / "pkg" / "bundle.py"
+    indexed = ws.get(path)
+    opened = ws.open_document(path, path.read_text(), 1)
+    assert opened.overlay_version == 1 and opened.hash == indexed.hash
+    assert opened.outline_json == indexed.outline_json != ""  # the index's analysis ("" if analysed anew)
+    edited = ws.open_document(path, path.read_text() + "\ndef typed():\n    pass\n", 2, edited=True)
+    assert edited.outline_json == "" and "typed" in [s.name for s in edited.outline.symbols]
 
 
 def test_outside_buffers_are_refused(tmp_path: Path) -> None:
