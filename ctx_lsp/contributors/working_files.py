@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from ctx_lsp.code.outline import Outline
 from ctx_lsp.contributors.base import AssemblyContext, WorkingFile, file_candidate, precomputed
+from ctx_lsp.contributors.kinds import is_test_path, mentions_tests
 from ctx_lsp.errors import CtxError
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.workspace import Workspace
@@ -136,6 +137,19 @@ def task_symbols(hits: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(name for name, score in ranked if score >= TASK_SYMBOL_MIN_RELATIVE_SCORE * best)[:MAX_TASK_SYMBOLS]
 
 
+def _methods(outline: Outline, qualname: str) -> list[str]:
+    """A class's own methods, dunders aside: a task that names a class changes what its
+    methods do, and their callers elsewhere change with them (`self.type.get_metavar(self)`
+    when `Choice.get_metavar` gains a parameter). Callers of the class itself are
+    the ones that construct it."""
+    prefix = qualname + "."
+    return [
+        s.qualname
+        for s in outline.symbols
+        if s.kind != "class" and s.parent == qualname and s.qualname.startswith(prefix) and not s.name.startswith("__")
+    ]
+
+
 def call_neighbours(ctx: AssemblyContext, matches: Mapping[str, Mapping[str, float]]) -> dict[str, tuple[str, ...]]:
     """Symbols in other files that the working files' symbols that matter (the cursor's,
     the edited ones, or the ones the task names) call or are called by: a change to a
@@ -143,14 +157,25 @@ def call_neighbours(ctx: AssemblyContext, matches: Mapping[str, Mapping[str, flo
     first when they outline those files."""
     if ctx.graph is None or not ctx.working:
         return {}
+    tests = mentions_tests(ctx.query)
+    files = ctx.workspace.files
+
+    def shown(owner: str) -> bool:
+        """Tests call everything; unless the task is about them they crowd out the code
+        a change to the working file reaches."""
+        entry = files.get(owner)
+        return owner != here and (tests or entry is None or not is_test_path(entry.path))
+
     out: dict[str, dict[str, None]] = {}
     for w in ctx.working:
         here = w.entry.abs_path
         for symbol in (w.focus_symbols or task_symbols(matches.get(here, {})))[:MAX_TASK_SYMBOLS]:
-            near = ctx.graph.callees_of(here, symbol) + ctx.graph.callers_of(symbol)
+            reached = ctx.graph.callees_of(here, symbol) + ctx.graph.callers_of(symbol)
+            for method in _methods(w.entry.outline, symbol):
+                reached += ctx.graph.callers_of(method)
+            near = [(owner, qualname) for owner, qualname in reached if shown(owner)]
             for owner, qualname in near[:MAX_CALL_NEIGHBOURS]:
-                if owner != here:
-                    out.setdefault(owner, {})[qualname] = None
+                out.setdefault(owner, {})[qualname] = None
     return {path: tuple(names) for path, names in out.items()}
 
 

@@ -104,3 +104,25 @@ def test_offers_at_most_the_map_file_limit(make_engine) -> None:
     files = {f"mods/m{i:03d}.py": f"def f{i}():\n    return {i}\n" for i in range(MAX_MAP_FILES + 10)}
     engine = make_engine(files)
     assert len(offer_of(CONTRIBUTOR, context(engine, {})).candidates) == MAX_MAP_FILES
+
+
+def test_tests_rank_far_down_unless_the_task_is_about_them(make_engine) -> None:
+    """Ensure that a test module, which the graph ranks high because it imports everything,
+    comes after the code in the map unless the task mentions tests."""
+    files = {
+        **FILES,
+        "tests/test_alpha.py": "from alpha.core_a import alpha_engine\nfrom beta.core_b import beta_engine\n\n\n"
+        "def test_engines():\n    assert alpha_engine(1) and beta_engine()\n",
+    }
+    engine = make_engine(files)
+    params = {"open": [uri(engine, "alpha/core_a.py")], "query": "alpha engine"}
+
+    def test_candidate(query: str):
+        offer = offer_of(CONTRIBUTOR, context(engine, {**params, "query": query}))
+        (test,) = [c for c in offer.candidates if c.path == "tests/test_alpha.py"]
+        return test, paths(offer)
+
+    demoted, ranked = test_candidate("alpha engine")
+    assert ranked[-1] == "tests/test_alpha.py" and "a test" in demoted.reason
+    wanted, _ = test_candidate("alpha engine tests")
+    assert "a test" not in wanted.reason and wanted.salience > demoted.salience

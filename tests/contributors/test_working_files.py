@@ -204,3 +204,50 @@ def test_search_hits_decide_what_a_pruned_outline_keeps(make_engine) -> None:
     r = rendered(candidate, Tier.OUTLINE, 120, engine.counter)
     assert r.truncated
     assert "function_37" in r.content
+
+
+CHOICE_FILES = {
+    "pkg/types.py": textwrap.dedent(
+        """\
+        class Choice:
+            def get_metavar(self, param):
+                return "[" + "|".join(self.choices) + "]"
+
+            def normalize(self, value):
+                return value.lower()
+
+
+        class Path:
+            def get_metavar(self, param):
+                return "PATH"
+        """
+    ),
+    "pkg/core.py": textwrap.dedent(
+        """\
+        from pkg import types
+
+
+        class Parameter:
+            def make_metavar(self):
+                return self.type.get_metavar(self)
+
+            def unrelated(self):
+                return 0
+        """
+    ),
+    "tests/test_types.py": (
+        "from pkg.types import Choice\n\n\ndef test_choice():\n    assert Choice().get_metavar(None)\n"
+    ),
+}
+
+
+def test_a_named_class_reaches_the_callers_of_its_methods(make_engine) -> None:
+    """Ensure that when the task names a class of an open file, the code elsewhere calling
+    its methods is a call neighbour (kept first in that file's outline), and tests are not
+    unless the task is about tests."""
+    engine = make_engine(CHOICE_FILES)
+    params = {"open": [uri(engine, "pkg/types.py")], "query": "Choice normalization"}
+    neighbours = context(engine, params).neighbours
+    assert neighbours == {str(engine.roots[0] / "pkg/core.py"): ("Parameter.make_metavar",)}
+    about_tests = context(engine, {**params, "query": "Choice normalization tests"}).neighbours
+    assert str(engine.roots[0] / "tests/test_types.py") in about_tests
