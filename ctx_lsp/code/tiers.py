@@ -23,18 +23,20 @@ from ctx_lsp.code.outline import Outline, split_lines
 from ctx_lsp.code.outline_rows import (
     EXCERPT_MARK,
     KEY_FOCUS,
+    Layout,
     Row,
     Unit,
     excerpt_name,
     focused_rows,
     markdown_rows,
+    python_layout,
     python_rows,
 )
 from ctx_lsp.relevance import EXCERPT_SHARE
 from ctx_lsp.tokens import TokenCounter, cut_to_tokens
 from ctx_lsp.vocabulary import Rendering, Tier
 
-__all__ = ["TIER_CAP_TOKENS", "Rendering", "render"]
+__all__ = ["TIER_CAP_TOKENS", "FileBasis", "OutlineRenderer", "Rendering", "render"]
 
 TIER_CAP_TOKENS: dict[Tier, int] = {Tier.OUTLINE: 1000, Tier.FOCUSED: 5000, Tier.FULL: 20000}
 """Default caps per tier (DESIGN: Concepts → Tiers)."""
@@ -75,6 +77,36 @@ def render(
     return renderer.render(tier, cap_tokens)
 
 
+class FileBasis:
+    """What rendering one file needs whatever the request asks: its text as shown, its
+    lines, each row's token count, its outline layouts. A request's ranks and focus only
+    reorder these, so the engine keeps a basis per file version across requests (issue 11:
+    "keep prepared renderers across requests"): a new query re-counts none of a hub file's
+    rows and rebuilds none of its outline. Safe to share between threads: every field is
+    filled idempotently (two threads may both compute a value; both get the same)."""
+
+    __slots__ = ("_layouts", "_lines", "costs", "outline", "text")
+
+    def __init__(self, text: str, outline: Outline):
+        self.text = readable_markdown(text) if outline.language == "markdown" else text  # same lines, no HTML
+        self.outline = outline
+        self.costs: dict[tuple[int, str], int] = {}
+        """Tokens of a (line number, text) row as rendered with this file's gutter."""
+        self._lines: list[str] | None = None
+        self._layouts: dict[bool, Layout] = {}
+
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = split_lines(self.text)
+        return self._lines
+
+    def layout(self, compact: bool) -> Layout:
+        layout = self._layouts.get(compact)
+        if layout is None:
+            layout = self._layouts[compact] = python_layout(self.outline, self.lines(), compact)
+        return layout
+
+
 class OutlineRenderer:
     """One file prepared to be rendered at several tiers and caps, as assembly asks (a
     skeleton, a medium outline, the whole outline, a focused tier): its outline rows are
@@ -92,9 +124,12 @@ class OutlineRenderer:
         ranks: Mapping[str, float] | None = None,
         compact: bool = False,
         excerpts: Sequence[tuple[int, int]] | Callable[[], Sequence[tuple[int, int]]] = (),
+        basis: FileBasis | None = None,
     ):
+        """`basis` is a `FileBasis(text, outline)` kept from an earlier request, if any."""
         self.path = path
-        self.text = readable_markdown(text) if outline.language == "markdown" else text  # same lines, no HTML
+        self.basis = basis if basis is not None and basis.outline is outline else FileBasis(text, outline)
+        self.text = self.basis.text
         self.outline = outline
         self.counter = counter
         self.focus = tuple(focus)
@@ -103,11 +138,11 @@ class OutlineRenderer:
         self._excerpts = excerpts if outline.language == "python" else ()
         self.noun = "member" if outline.language == "python" else "subsection"
         self.width = len(str(max(outline.line_count, 1)))
-        self._lines: list[str] | None = None
         self._rows: tuple[list[Row], list[Unit]] | None = None
         self._focused: dict[tuple, tuple[list[Row], list[Unit]]] = {}
-        self._costs: dict[tuple[int, str], int] = {}
+        self._costs = self.basis.costs
         self._prefixes: dict[int, _PrefixCosts] = {}  # id(rows) -> prefix cost estimates
+        self._orders: dict[int, list[int]] = {}  # id(rows) -> its units in key order
 
     def render(self, tier: Tier, cap_tokens: int | None = None) -> Rendering:
         tier = Tier(tier)
@@ -172,16 +207,15 @@ class OutlineRenderer:
         return wanted[:drop] + wanted[drop + 1 :]
 
     def _split(self) -> list[str]:
-        if self._lines is None:
-            self._lines = split_lines(self.text)
-        return self._lines
+        return self.basis.lines()
 
     def _outline_rows(self) -> tuple[list[Row], list[Unit]]:
         if self._rows is None:
             if self.outline.language == "markdown":
                 self._rows = markdown_rows(self.outline)
             else:
-                self._rows = python_rows(self.outline, self._split(), self.focus, self.ranks, self.compact)
+                layout = self.basis.layout(self.compact)
+                self._rows = python_rows(self.outline, self._split(), self.focus, self.ranks, self.compact, layout)
         return self._rows
 
     def _costs_of(self, keys: Sequence[tuple[int, str]]) -> list[int]:
@@ -214,8 +248,12 @@ class OutlineRenderer:
                 return _outline_rendering(tier, content, exact, rows, outline, False)
             if len(units) <= 1:  # one unit over its cap: cut it, preferably before a symbol
                 return _cut_rendering(tier, content, breaks, rows, outline, counter, cap)
-        present = {row.unit for row in rows}
-        order = sorted((u for u in range(len(units)) if u in present), key=lambda u: units[u].key)
+        order = self._orders.get(id(rows))
+        if order is None:
+            present = {row.unit for row in rows}
+            order = self._orders[id(rows)] = sorted(
+                (u for u in range(len(units)) if u in present), key=lambda u: units[u].key
+            )
         target, hi = cap, len(order) - 1
         while True:
             k, kept_rows = self._largest_prefix(rows, units, order, target, hi)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ctx_lsp.code.outline import Outline, split_lines
-from ctx_lsp.code.tiers import OutlineRenderer
+from ctx_lsp.code.tiers import FileBasis, OutlineRenderer
 from ctx_lsp.errors import CtxError
 from ctx_lsp.index.excerpts import Span, hot_spans
 from ctx_lsp.index.files import IndexedFile
@@ -44,11 +44,16 @@ if TYPE_CHECKING:
 
 
 class RenderCache:
-    """A bounded LRU of renderings, shared by requests (renders are the bulk of a bundle's cost)."""
+    """Bounded LRUs shared by requests: renderings (the bulk of a bundle's cost), and the
+    file bases they are fitted from (`FileBasis`: lines, row token counts, outline layouts),
+    which a new query reuses even when its renderings differ."""
 
-    def __init__(self, max_items: int = 8192):
+    def __init__(self, max_items: int = 8192, max_bases: int = 512):
         self.max_items = max_items
+        self.max_bases = max_bases
+        """~100 KB each for a big module; a bundle renders ~60 files, hubs again and again."""
         self._items: OrderedDict[tuple, Rendering] = OrderedDict()
+        self._bases: OrderedDict[tuple, FileBasis] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: tuple) -> Rendering | None:
@@ -63,6 +68,18 @@ class RenderCache:
             self._items[key] = value
             if len(self._items) > self.max_items:
                 self._items.popitem(last=False)
+
+    def basis(self, key: tuple, text: str, outline: Outline) -> FileBasis:
+        """The basis kept for `key` (a file version), else a new one for `text`, kept."""
+        with self._lock:
+            hit = self._bases.get(key)
+            if hit is not None and hit.outline is outline:
+                self._bases.move_to_end(key)
+                return hit
+            basis = self._bases[key] = FileBasis(text, outline)
+            if len(self._bases) > self.max_bases:
+                self._bases.popitem(last=False)
+            return basis
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +216,7 @@ def file_candidate(
     `excerpts` picks the spans of lines its focused tier also shows.
     """
     workspace, counter, focus = ctx.workspace, ctx.counter, tuple(focus)
+    version = (entry.abs_path, entry.hash, entry.overlay_version)
 
     @functools.cache
     def ordering() -> tuple[Mapping[str, float], tuple]:
@@ -212,6 +230,8 @@ def file_candidate(
         it was indexed (then its renderings are not shared)."""
         text, current = workspace.read_text(entry)
         spans = functools.partial(excerpts.spans, text, current.outline, focus) if excerpts is not None else ()
+        shareable = current is entry
+        basis = ctx.renders.basis(version, text, current.outline) if shareable else None
         return (
             OutlineRenderer(
                 current.path,
@@ -222,8 +242,9 @@ def file_candidate(
                 ranks=ordering()[0],
                 compact=compact,
                 excerpts=spans,
+                basis=basis,
             ),
-            current is entry,
+            shareable,
         )
 
     unreadable: set[str] = set()
@@ -231,7 +252,7 @@ def file_candidate(
     def rendering(t: Tier, cap: int) -> Rendering:
         # Keyed by the file's content hash and buffer version and by what orders the
         # outline, so renderings are shared across requests while the file is unchanged.
-        key = (entry.abs_path, entry.hash, entry.overlay_version, int(t), cap, ordering()[1] if t < Tier.FULL else ())
+        key = (*version, int(t), cap, ordering()[1] if t < Tier.FULL else ())
         hit = ctx.renders.get(key)
         if hit is None:
             try:

@@ -13,6 +13,7 @@ when it had to derive anything.
 
 from __future__ import annotations
 
+import heapq
 import math
 import threading
 from array import array
@@ -316,22 +317,37 @@ class SearchIndex:
             if not q or not n_docs:
                 return []
             avg_len = self._total_length / n_docs
+            docs = self._docs
+            k1, b = BM25_K1, BM25_B
+            slope = k1 * b / avg_len  # norm = tf (k1 + 1) / (tf + k1 (1 - b) + slope * length)
+            base = k1 * (1 - b)
             scores: dict[int, float] = {}
-            matched: dict[int, list[str]] = {}
+            get = scores.get
+            postings = []
             for term in q:
                 posting = self._postings.get(term)
                 if not posting:
                     continue
+                postings.append((term, posting))
                 idf = math.log(1 + (n_docs - len(posting) + 0.5) / (len(posting) + 0.5))
+                lift = idf * (k1 + 1)
                 for doc_id, tf in posting.items():
-                    length = self._docs[doc_id].length
-                    norm = tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / avg_len))
-                    scores[doc_id] = scores.get(doc_id, 0.0) + idf * norm
-                    matched.setdefault(doc_id, []).append(term)
+                    scores[doc_id] = get(doc_id, 0.0) + lift * tf / (tf + base + slope * docs[doc_id].length)
+            if not scores:
+                return []
+            # Only documents scoring at least the limit-th best can rank: sort those (ties
+            # at the boundary included, so the path/line tie-break stays exact), not all.
+            if len(scores) > limit:
+                floor = heapq.nlargest(limit, scores.values())[-1]
+                candidates = [kv for kv in scores.items() if kv[1] >= floor]
+            else:
+                candidates = list(scores.items())
+            paths = self._paths
             ranked = sorted(
-                scores.items(),
-                key=lambda kv: (-kv[1], self._paths.get(self._docs[kv[0]].abs_path, ""), self._docs[kv[0]].start_line),
+                candidates,
+                key=lambda kv: (-kv[1], paths.get(docs[kv[0]].abs_path, ""), docs[kv[0]].start_line),
             )[:limit]
+            matched = {doc_id: [term for term, posting in postings if doc_id in posting] for doc_id, _ in ranked}
             return [
                 SearchHit(
                     path=self._paths.get(d.abs_path, d.abs_path),

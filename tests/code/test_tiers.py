@@ -485,3 +485,44 @@ def test_tier2_excerpts_are_shed_before_bodies_and_stay_in_their_share(counter: 
     check(tight, counter, 40)
     assert "charset_marker" not in tight.content
     assert tight.shown_symbols == ("short",)
+
+
+def _renderer(text: str, o: Outline, counter: TokenCounter, basis, focus, ranks, compact: bool):
+    from ctx_lsp.code.tiers import OutlineRenderer
+
+    return OutlineRenderer("m.py", text, o, counter, focus=focus, ranks=ranks, compact=compact, basis=basis)
+
+
+@given(
+    requests=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from(["JSONDecoder", "JSONDecoder.decode", "py_scanstring", "JSONObject", "nope"])),
+            st.dictionaries(st.sampled_from(["JSONArray", "JSONDecoder.raw_decode", "_decode_uXXXX"]), st.floats(0, 1)),
+            st.booleans(),
+            st.sampled_from([Tier.OUTLINE, Tier.FOCUSED]),
+            st.integers(min_value=20, max_value=1500),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+@settings(max_examples=40, deadline=None)
+def test_a_shared_basis_renders_exactly_like_a_fresh_one(requests) -> None:
+    """Ensure that a file basis kept across requests (issue 11: prepared renderers) gives
+    every later request, whatever its focus, ranks, compactness, tier and cap, exactly the
+    rendering a renderer built from scratch gives: nothing one request orders leaks into
+    the next."""
+    import json.decoder
+
+    from ctx_lsp.code.tiers import FileBasis
+
+    counter = counter_for()
+    with open(json.decoder.__file__, encoding="utf-8") as f:
+        text = f.read()
+    o = outline_python(text.encode())
+    basis = FileBasis(text, o)
+    for focus, ranks, compact, tier, cap in requests:
+        shared = _renderer(text, o, counter, basis, focus, ranks, compact).render(tier, cap)
+        fresh = _renderer(text, o, counter, None, focus, ranks, compact).render(tier, cap)
+        assert shared == fresh
+    assert basis.costs, "rows were counted into the shared basis"
