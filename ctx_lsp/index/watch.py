@@ -13,9 +13,16 @@ reconciled with a scan once things are quiet (`RECONCILE_QUIET_MS`) — cheap, a
 files are known by size and mtime. So is a new watcher, once: what changed between the last
 scan and the moment its watches were in place was seen by no one. A watcher that fails (e.g. the inotify watch limit) is
 replaced by polling, and status says so (`state`, `error`, `reconciles`, `lost_events`).
-Events under a linked directory that leads out of the workspace are dropped by the filter
-(`Workspace.locate` resolves links); the watch itself may still be placed there, as
-watchfiles has no switch for following links.
+
+The watcher never leaves the workspace. watchfiles has no switch for following links, and
+its recursive watch follows them: a `proc_link -> /proc/self` led it into `/proc/<pid>/root`
+(issue 12), and a link to `~` would put a watch on every directory of the home. So each
+directory is watched on its own (`recursive=False`): the folders and the directories
+under them found without following a link (`watched_dirs`), ignored ones (`.git`,
+`node_modules`, …) left out, which also spares the inotify watches NOTES-ENV §5 counts
+there. A directory created later (or a changed `.gitignore`, which may exclude or
+include some) restarts the watches over a new walk, and the restart reconciles: what
+happened in a new directory before its watch was placed is found by the scan.
 """
 
 from __future__ import annotations
@@ -70,6 +77,46 @@ class WatchFilter:
         return not location.folder.rules.is_excluded(location.rel, os.path.isdir(path))
 
 
+def watched_dirs(workspace: Workspace) -> list[str]:
+    """The directories to watch: every folder, and every directory under one that is not
+    a link and not excluded by the folder's rules, found without following a link (so
+    none is outside the workspace)."""
+    found: dict[str, None] = {}
+    for root in workspace.roots:
+        try:
+            folder = workspace.locate(root).folder
+        except OutsideWorkspace:
+            continue
+        stack = [(str(folder.root), "")]
+        while stack:
+            path, rel = stack.pop()
+            if path in found:  # a nested folder, walked from its parent too
+                continue
+            found[path] = None
+            try:
+                with os.scandir(path) as entries:
+                    for entry in entries:
+                        if not entry.is_dir(follow_symlinks=False):
+                            continue
+                        child = f"{rel}/{entry.name}" if rel else entry.name
+                        if not folder.rules.is_excluded(child, True):
+                            stack.append((entry.path, child))
+            except OSError:  # gone or unreadable since: nothing under it to watch
+                continue
+    return list(found)
+
+
+def _needs_new_watches(changes: set[tuple[object, str]]) -> bool:
+    """A directory appeared (it has no watch yet) or a `.gitignore` changed (the set of
+    ignored directories may have)."""
+    for _change, path in changes:
+        if os.path.basename(path) == ".gitignore":
+            return True
+        if os.path.isdir(path) and not os.path.islink(path):
+            return True
+    return False
+
+
 class Watcher:
     """A daemon thread that feeds file-system changes into `Workspace.refresh`."""
 
@@ -85,6 +132,10 @@ class Watcher:
         self.lost_events = False
         """A storm or a failure may have dropped events (a reconcile followed)."""
         self._reconcile_due = False
+        self.watched = 0
+        """Directories watched (each on its own: see the module docstring)."""
+        self.rewatches = 0
+        """Times the watches were placed again for new directories."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = threading.Event()
@@ -118,8 +169,7 @@ class Watcher:
         except ImportError as err:  # pragma: no cover - a core dependency
             self._fail(f"watchfiles unavailable: {err}")
             return
-        roots = [str(r) for r in self.workspace.roots if Path(r).is_dir()]
-        if not roots:
+        if not any(Path(r).is_dir() for r in self.workspace.roots):
             self._fail("no folder to watch")
             return
         self.state = "polling" if self.polling else "watching"
@@ -130,7 +180,10 @@ class Watcher:
         self._started.set()
         while not self._stop.is_set():
             try:
-                self._watch(watch, roots)
+                if self._watch(watch):
+                    self.rewatches += 1
+                    self._reconcile_due = True
+                    continue
                 break
             except Exception as err:
                 if self.polling:
@@ -145,10 +198,17 @@ class Watcher:
         if self.state in ("watching", "polling"):
             self.state = "stopped"
 
-    def _watch(self, watch, roots: list[str]) -> None:
+    def _watch(self, watch) -> bool:
+        """Watch until stopped (False) or until the set of directories to watch changed
+        (True: the caller watches again)."""
         quiet_ms = 0
+        dirs = watched_dirs(self.workspace)
+        if not dirs:
+            raise FileNotFoundError("no folder to watch")
+        self.watched = len(dirs)
         for changes in watch(
-            *roots,
+            *dirs,
+            recursive=False,
             watch_filter=WatchFilter(self.workspace),
             stop_event=self._stop,
             step=STEP_MS,
@@ -169,6 +229,9 @@ class Watcher:
             if len(changes) >= STORM_EVENTS:
                 self._reconcile_due = self.lost_events = True
             self._apply(sorted({path for _change, path in changes}))
+            if _needs_new_watches(changes):
+                return True
+        return False
 
     def settle(self, since: float) -> None:
         """Return once every change made before `since` (a `time.time()`) is in the index,

@@ -3,6 +3,7 @@ watcher misses events (a storm) or fails (then it polls)."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -96,10 +97,10 @@ def test_a_failed_watcher_reconciles_and_polls(engine: Engine, monkeypatch) -> N
     monkeypatch.setattr(watch, "POLL_DELAY_MS", 200)
     native = Watcher._watch
 
-    def fails_unless_polling(self: Watcher, watch_fn, roots: list[str]) -> None:
+    def fails_unless_polling(self: Watcher, watch_fn) -> bool:
         if not self.polling:
             raise OSError(28, "inotify watch limit reached")
-        native(self, watch_fn, roots)
+        return native(self, watch_fn)
 
     monkeypatch.setattr(Watcher, "_watch", fails_unless_polling)
     ws = engine.roots[0]
@@ -110,3 +111,68 @@ def test_a_failed_watcher_reconciles_and_polls(engine: Engine, monkeypatch) -> N
     (ws / "after.py").write_text("def after():\n    return 3\n")
     assert wait_until(lambda: "after.py" in indexed(engine))
     assert engine.status().watcher.state == "polling"
+
+
+def inotify_watches() -> set[tuple[int, int]]:
+    """(st_dev, st_ino) of every inode this process has an inotify watch on (Linux: the
+    kernel lists them in /proc/self/fdinfo of each inotify descriptor)."""
+    found = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
+                continue
+            lines = Path(f"/proc/self/fdinfo/{fd}").read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            fields = dict(f.split(":", 1) for f in line.split()[1:] if ":" in f)
+            if line.startswith("inotify") and "ino" in fields:
+                sdev = int(fields["sdev"], 16)  # the kernel's dev_t: major << 20 | minor
+                found.add((os.makedev(sdev >> 20, sdev & 0xFFFFF), int(fields["ino"], 16)))
+    return found
+
+
+def inode(path: Path) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+@pytest.mark.skipif(not Path("/proc/self/fdinfo").is_dir(), reason="inotify watches are listed by Linux only")
+def test_the_watcher_never_leaves_the_workspace(engine: Engine, tmp_path: Path) -> None:
+    """Ensure that directory links leading out (one to /proc/self, one to a directory
+    outside) get no watch, nor does anything under them, nor ignored directories, while
+    the watcher keeps `watching` (the recursive watch followed `proc_link` into /proc and
+    failed) and still sees the workspace's own directories."""
+    ws = engine.roots[0]
+    outside = tmp_path / "outside"
+    (outside / "deep").mkdir(parents=True)
+    (ws / "pkg").mkdir()
+    (ws / ".git" / "objects").mkdir(parents=True)
+    (ws / "proc_link").symlink_to("/proc/self")
+    (ws / "out_link").symlink_to(outside)
+    (ws / "pkg" / "up_link").symlink_to(tmp_path)
+    before = inotify_watches()
+    watcher = engine.start_watching()
+    assert wait_until(lambda: watcher.reconciles == 1)
+    placed = inotify_watches() - before
+    assert watcher.state == "watching" and watcher.error is None
+    assert placed == {inode(ws), inode(ws / "pkg")}, placed
+    assert not placed & {inode(outside), inode(outside / "deep"), inode(tmp_path), inode(Path("/proc/self"))}
+    (ws / "pkg" / "b.py").write_text("def b():\n    return 2\n")
+    assert wait_until(lambda: "pkg/b.py" in indexed(engine))
+
+
+def test_a_new_directory_is_watched(engine: Engine) -> None:
+    """Ensure that a directory created while watching gets its watch (each directory is
+    watched on its own), and that files written into it before that are found too."""
+    ws = engine.roots[0]
+    watcher = engine.start_watching()
+    assert wait_until(lambda: watcher.reconciles == 1)
+    watched = watcher.watched
+    (ws / "new" / "deeper").mkdir(parents=True)
+    (ws / "new" / "deeper" / "early.py").write_text("def early():\n    return 1\n")
+    assert wait_until(lambda: "new/deeper/early.py" in indexed(engine))
+    assert wait_until(lambda: watcher.watched == watched + 2 and watcher.rewatches >= 1)
+    (ws / "new" / "deeper" / "late.py").write_text("def late():\n    return 2\n")
+    assert wait_until(lambda: "new/deeper/late.py" in indexed(engine))
+    assert watcher.state == "watching"
