@@ -85,7 +85,7 @@ class FileBasis:
     rows and rebuilds none of its outline. Safe to share between threads: every field is
     filled idempotently (two threads may both compute a value; both get the same)."""
 
-    __slots__ = ("_layouts", "_lines", "costs", "exact", "outline", "text")
+    __slots__ = ("_layouts", "_lines", "costs", "exact", "groups", "outline", "text")
 
     def __init__(self, text: str, outline: Outline):
         self.text = readable_markdown(text) if outline.language == "markdown" else text  # same lines, no HTML
@@ -95,8 +95,14 @@ class FileBasis:
         self.exact: dict[str, int] = {}
         """Tokens of whole fitted contents: assembly fits a file at many caps, and most
         fits keep the same rows (Django, 6 bundles: 1,783 exact counts of 290 contents)."""
+        self.groups: dict[int, dict[int, list[tuple[int, Row]]]] = {}
+        """A layout's rows by unit, keyed by the id of the layout's row list (alive as
+        long as the basis)."""
         self._lines: list[str] | None = None
         self._layouts: dict[bool, Layout] = {}
+
+    def layouts(self) -> list[Layout]:
+        return list(self._layouts.values())
 
     def lines(self) -> list[str]:
         if self._lines is None:
@@ -146,6 +152,7 @@ class OutlineRenderer:
         self._costs = self.basis.costs
         self._prefixes: dict[int, _PrefixCosts] = {}  # id(rows) -> prefix cost estimates
         self._orders: dict[int, list[int]] = {}  # id(rows) -> its units in key order
+        self._groups: dict[int, dict[int, list[tuple[int, Row]]]] = {}  # id(rows) -> rows by unit
 
     def render(self, tier: Tier, cap_tokens: int | None = None) -> Rendering:
         tier = Tier(tier)
@@ -221,6 +228,20 @@ class OutlineRenderer:
                 self._rows = python_rows(self.outline, self._split(), self.focus, self.ranks, self.compact, layout)
         return self._rows
 
+    def _grouped(self, rows: list[Row]) -> dict[int, list[tuple[int, Row]]]:
+        """Each unit's rows with their positions in `rows`: pruning keeps or leaves out
+        whole units, so it reads only the kept ones. Kept per rows list (a layout's in
+        the basis, for every request)."""
+        key = id(rows)
+        shared = self.basis.groups if any(rows is layout.rows for layout in self.basis.layouts()) else self._groups
+        groups = shared.get(key)
+        if groups is None:
+            groups = {}
+            for i, row in enumerate(rows):
+                groups.setdefault(row.unit, []).append((i, row))
+            shared[key] = groups
+        return groups
+
     def _count(self, content: str) -> int:
         """The exact count of a fitted content, kept in the basis (the last EXACT_COUNTS_KEPT)."""
         exact = self.basis.exact
@@ -279,7 +300,7 @@ class OutlineRenderer:
                 return _outline_rendering(tier, content, exact, kept_rows, outline, True)
             target -= exact - cap  # the estimate was low: aim lower, with fewer units
             hi = k - 1
-        first = _pruned(rows, units, _closure(order[:1], units), noun)
+        first = _pruned(self._grouped(rows), units, _closure(order[:1], units), noun)
         content, breaks = _content(first, self.width)
         return _cut_rendering(tier, content, breaks, first, outline, counter, cap, pruned=True)
 
@@ -298,7 +319,7 @@ class OutlineRenderer:
         k = bisect_right(cumulative, target, 0, min(hi + 1, len(cumulative))) - 1
         if k <= 0:
             return 0, []
-        return k, _pruned(rows, units, _closure(order[:k], units), self.noun)
+        return k, _pruned(self._grouped(rows), units, _closure(order[:k], units), self.noun)
 
 
 class _PrefixCosts:
@@ -307,14 +328,22 @@ class _PrefixCosts:
 
     def __init__(self, renderer: OutlineRenderer, rows: list[Row], units: list[Unit], order: list[int]):
         self.renderer, self.units, self.order = renderer, units, order
-        self.rows_of: dict[int, list[tuple[int, str]]] = {}
-        for row in rows:
-            compact = row.short and (units[row.unit].key[0] != KEY_FOCUS or len(row.text) > FOCUS_SIGNATURE_MAX_CHARS)
-            self.rows_of.setdefault(row.unit, []).append((row.line, row.short if compact else row.text))
+        self.groups = renderer._grouped(rows)
         self.parents = {u.parent for u in units if u.definition and u.parent >= 0}
         self.kept: set[int] = set()
         self.cumulative = [0]
         self.total = FOLD_TRAILER_TOKENS
+
+    def _rows_of(self, unit: int) -> list[tuple[int, str]]:
+        """A unit's rows as `_pruned` shows them (compact unless the request's own)."""
+        focus = self.units[unit].key[0] == KEY_FOCUS
+        return [
+            (
+                row.line,
+                row.short if row.short and (not focus or len(row.text) > FOCUS_SIGNATURE_MAX_CHARS) else row.text,
+            )
+            for _, row in self.groups.get(unit, ())
+        ]
 
     def up_to(self, target: int) -> list[int]:
         """Extend the sums until one passes `target` (or every unit is in)."""
@@ -323,7 +352,7 @@ class _PrefixCosts:
             u = self.order[len(cumulative) - 1]
             while u >= 0 and u not in self.kept:
                 self.kept.add(u)
-                self.total += sum(self.renderer._costs_of(self.rows_of.get(u, []))) + (
+                self.total += sum(self.renderer._costs_of(self._rows_of(u))) + (
                     FOLD_NOTE_TOKENS if u in self.parents else 0
                 )
                 u = units[u].parent
@@ -434,8 +463,9 @@ def _closure(order: Sequence[int], units: Sequence[Unit]) -> set[int]:
     return kept
 
 
-def _pruned(rows: Sequence[Row], units: Sequence[Unit], kept: set[int], noun: str) -> list[Row]:
-    """The rows of the kept units, compact (short signatures, no docstrings) but for the
+def _pruned(groups: Mapping[int, list[tuple[int, Row]]], units: Sequence[Unit], kept: set[int], noun: str) -> list[Row]:
+    """The rows of the kept units (`groups`: each unit's rows with their positions, from
+    `OutlineRenderer._grouped`), compact (short signatures, no docstrings) but for the
     request's own symbols. A kept outline row of a symbol with left-out members
     says how many (`class Option:  # (+12 members)`); left-out top-level definitions are
     counted on a last line."""
@@ -451,12 +481,11 @@ def _pruned(rows: Sequence[Row], units: Sequence[Unit], kept: set[int], noun: st
             hidden_under[candidate.parent] = hidden_under.get(candidate.parent, 0) + 1
     out: list[Row] = []
     last_row_of: dict[int, int] = {}  # unit -> index in `out` of its last outline row
-    for row in rows:
-        if row.unit in kept:
-            shorten = row.short and (row.unit in compact or len(row.text) > FOCUS_SIGNATURE_MAX_CHARS)
-            out.append(row._replace(text=row.short) if shorten else row)
-            if not row.source:
-                last_row_of[row.unit] = len(out) - 1
+    for _, row in sorted(pair for unit in kept for pair in groups.get(unit, ())):
+        shorten = row.short and (row.unit in compact or len(row.text) > FOCUS_SIGNATURE_MAX_CHARS)
+        out.append(row._replace(text=row.short) if shorten else row)
+        if not row.source:
+            last_row_of[row.unit] = len(out) - 1
     for unit, count in hidden_under.items():
         index = last_row_of.get(unit)
         if index is None:
