@@ -59,7 +59,7 @@ def _parser(with_help: bool = True) -> argparse.ArgumentParser:
         default=MAX_FRAME_BYTES,
         metavar="N",
         help=f"refuse (-32600) messages larger than N bytes without reading them into memory "
-        f"(default {MAX_FRAME_BYTES}, 64 MiB)",
+        f"(default {MAX_FRAME_BYTES}, 16 MiB: a message is decoded on the event loop, ~0.02 s per MiB at worst)",
     )
 
     mcp = sub.add_parser(

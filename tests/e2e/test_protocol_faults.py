@@ -188,7 +188,7 @@ def rss_mb(pid: int) -> float:
 
 
 def test_a_frame_over_the_limit_is_skipped_without_being_held(server: RawServer) -> None:
-    """Ensure that a message larger than the 64 MiB limit, really sent, is refused under its
+    """Ensure that a message larger than the 16 MiB limit, really sent, is refused under its
     id while it streams past, never held in memory, and the request after it is answered."""
     assert "result" in server.call("ctx/bundle", {"query": "count tokens", "budget": 2000})  # all loaded
     before = rss_mb(server.proc.pid)
@@ -203,6 +203,21 @@ def test_a_frame_over_the_limit_is_skipped_without_being_held(server: RawServer)
     assert error["code"] == INVALID_REQUEST and f"over the limit of {MAX_FRAME_BYTES} bytes" in error["message"]
     answers(server)
     assert rss_mb(server.proc.pid) - before < 40
+
+
+def test_a_body_the_loop_would_decode_for_long_is_refused(server: RawServer) -> None:
+    """Ensure that a 20 MiB didOpen, which the 64 MiB cap let through to be JSON-decoded on
+    the event loop (the GIL makes a thread no better), is refused under the 16 MiB cap with
+    -32600 naming the limit, never reaches the engine, and the next request is answered."""
+    uri = (server.workspace or Path()).joinpath("big.py").as_uri()
+    text = "x = 1\n" * (20 * 1024 * 1024 // 6)
+    server.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+                                                            "text": text}})  # fmt: skip
+    error = server.error(None, timeout=30)
+    assert error["code"] == INVALID_REQUEST and f"over the limit of {16 * 1024 * 1024} bytes" in error["message"]
+    answers(server)
+    status = server.call("workspace/executeCommand", {"command": "ctx.status"})["result"]
+    assert status["refused"] == {}  # the engine never saw it (over index.max_file_bytes it would say so)
 
 
 def test_the_frame_limit_is_configurable(tmp_path: Path) -> None:
