@@ -315,7 +315,9 @@ def _serve(args: argparse.Namespace) -> int:
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
 
     from ctx_lsp.server.app import create_server
+    from ctx_lsp.server.session import limit_malloc_arenas
 
+    limit_malloc_arenas()
     server = create_server(args.max_frame_bytes)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
