@@ -314,8 +314,8 @@ def _serve(args: argparse.Namespace) -> int:
     _log_to_stderr_or_file(args)
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
 
+    from ctx_lsp.allocator import limit_malloc_arenas
     from ctx_lsp.server.app import create_server
-    from ctx_lsp.server.session import limit_malloc_arenas
 
     limit_malloc_arenas()
     server = create_server(args.max_frame_bytes)
@@ -647,8 +647,10 @@ def _daemon(args: argparse.Namespace) -> int:
 
     workspace = workspace_of(args.workspace)
     if args.action == "run":
+        from ctx_lsp.allocator import limit_malloc_arenas
         from ctx_lsp.daemon.server import Daemon
 
+        limit_malloc_arenas()  # a warm engine serving requests from threads, like `serve`
         return Daemon(workspace, idle_timeout=args.idle_timeout).run()
     if args.action == "start":
         try:

@@ -9,7 +9,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ctx_lsp"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("vocabulary", "errors", "relevance"),
-    ("cancel",),
+    ("cancel", "allocator"),
     ("gate",),
     ("tokens",),
     ("config",),

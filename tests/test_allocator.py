@@ -1,5 +1,4 @@
-"""Tests for ctx_lsp/server/session.py that need no process: the malloc arena cap (the read
-loop and the process's lifetime are driven end to end in tests/e2e)."""
+"""Tests for ctx_lsp/allocator.py: the malloc arena cap of `serve` and `daemon run`."""
 
 from __future__ import annotations
 
@@ -9,17 +8,17 @@ import sys
 
 import pytest
 
-from ctx_lsp.server.session import limit_malloc_arenas
+from ctx_lsp.allocator import limit_malloc_arenas
 
 GLIBC = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
 
 
 @pytest.mark.skipif(not GLIBC, reason="the arena cap is a glibc setting")
 def test_the_arena_cap_applies_on_glibc() -> None:
-    """Ensure that `serve` can cap glibc's per-thread arenas (without it a 20,000-request
+    """Ensure that `serve` and `daemon run` can cap glibc's per-thread arenas (without it a 20,000-request
     session crept from 134 to 147 MB of RSS with no Python object left behind). Run in a
     fresh interpreter: the cap is process-wide."""
-    code = "from ctx_lsp.server.session import limit_malloc_arenas as f; print(f())"
+    code = "from ctx_lsp.allocator import limit_malloc_arenas as f; print(f())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "True"
 
