@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ctx_lsp.code.outline import Outline, split_lines
 from ctx_lsp.code.tiers import FileBasis, OutlineRenderer
@@ -197,6 +197,29 @@ def definition_ranks(
     return ranks
 
 
+T = TypeVar("T")
+
+
+def _once(fn: Callable[[], T]) -> Callable[[], T]:
+    """`fn()` computed on the first call and kept: what `functools.cache` does for a
+    function without arguments, at a fraction of its cost to create (a bundle creates two
+    per candidate, ~240 candidates: `functools.cache` took ~13 ms of a Django 8K bundle)."""
+    box: list[T] = []
+
+    def call() -> T:
+        if not box:
+            box.append(fn())
+        return box[0]
+
+    return call
+
+
+@functools.lru_cache(maxsize=65536)
+def _file_uri(abs_path: str) -> str:
+    """A file URI per absolute path, kept: `Path.as_uri` parses the path every time."""
+    return Path(abs_path).as_uri()
+
+
 def file_candidate(
     ctx: AssemblyContext,
     entry: IndexedFile,
@@ -218,13 +241,13 @@ def file_candidate(
     workspace, counter, focus = ctx.workspace, ctx.counter, tuple(focus)
     version = (entry.abs_path, entry.hash, entry.overlay_version)
 
-    @functools.cache
+    @_once
     def ordering() -> tuple[Mapping[str, float], tuple]:
         """The ranks, and what orders the outline as a cache key (both computed once)."""
         rank_map = ranks() if ranks is not None else {}
         return rank_map, (focus, tuple(sorted(rank_map.items())), compact, excerpts.key if excerpts else ())
 
-    @functools.cache
+    @_once
     def renderer() -> tuple[OutlineRenderer, bool]:
         """Built on the first render that misses the cache; False if the file changed since
         it was indexed (then its renderings are not shared)."""
@@ -271,7 +294,7 @@ def file_candidate(
         id=f"{contributor}:{entry.path}",
         contributor=contributor,
         path=entry.path,
-        uri=Path(entry.abs_path).as_uri(),
+        uri=_file_uri(entry.abs_path),
         salience=max(0.0, min(1.0, salience)),
         reason=reason,
         tier=tier,
