@@ -341,15 +341,15 @@ class WorkspaceBench:
             rss = max(rss, r.rss_mb)
         self.raw["cli"] = {"first_s": first.seconds, "walls": walls, "rss_mb": rss}
         if walls:
-            med = statistics.median(walls)
-            self.set(
-                "cli_bundle",
-                f"{dur(med)} (median of {len(walls)}, max {dur(max(walls))})",
-                seconds=med,
-                samples=walls,
-            )
+            med = self._set_median("cli_bundle", walls)
             self.log(f"CLI bundle median {med:.2f} s")
         self.set("cli_rss", f"{rss:.0f} MB (max over {len(walls) + 1} calls)", mb=rss)
+
+    def _set_median(self, key: str, walls: list[float]) -> float:
+        """Report wall times as their median (and max); the median."""
+        med = statistics.median(walls)
+        self.set(key, f"{dur(med)} (median of {len(walls)}, max {dur(max(walls))})", seconds=med, samples=walls)
+        return med
 
     # ------------------------------------------------------------------ daemon
     def daemon(self) -> None:
@@ -379,13 +379,7 @@ class WorkspaceBench:
                         self.fail(keys[1:], f"daemon bundle {i + 1}", r.problem())
                         return
                     walls.append(r.seconds)
-                med = statistics.median(walls)
-                self.set(
-                    "daemon_cli_bundle",
-                    f"{dur(med)} (median of {len(walls)}, max {dur(max(walls))})",
-                    seconds=med,
-                    samples=walls,
-                )
+                med = self._set_median("daemon_cli_bundle", walls)
                 self.log(f"CLI bundle through the daemon: median {med:.2f} s")
                 hwm = procs.vm_hwm_mb(pid)
                 if hwm is not None:

@@ -160,9 +160,9 @@ def call_neighbours(ctx: AssemblyContext, matches: Mapping[str, Mapping[str, flo
     tests = mentions_tests(ctx.query)
     files = ctx.workspace.files
 
-    def shown(owner: str) -> bool:
-        """Tests call everything; unless the task is about them they crowd out the code
-        a change to the working file reaches."""
+    def shown(owner: str, here: str) -> bool:
+        """Not the working file itself; and not a test: tests call everything, and unless
+        the task is about them they crowd out the code a change to the working file reaches."""
         entry = files.get(owner)
         return owner != here and (tests or entry is None or not is_test_path(entry.path))
 
@@ -173,7 +173,7 @@ def call_neighbours(ctx: AssemblyContext, matches: Mapping[str, Mapping[str, flo
             reached = ctx.graph.callees_of(here, symbol) + ctx.graph.callers_of(symbol)
             for method in _methods(w.entry.outline, symbol):
                 reached += ctx.graph.callers_of(method)
-            near = [(owner, qualname) for owner, qualname in reached if shown(owner)]
+            near = [(owner, qualname) for owner, qualname in reached if shown(owner, here)]
             for owner, qualname in near[:MAX_CALL_NEIGHBOURS]:
                 out.setdefault(owner, {})[qualname] = None
     return {path: tuple(names) for path, names in out.items()}
