@@ -25,6 +25,7 @@ editor buffers (their content is not the disk's).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import logging
 import sqlite3
@@ -244,6 +245,9 @@ def _unpack_image(value: bytes) -> PostingsImage | None:
     # scanned (~80 ms on Django), that of the per-document file numbers is.
     doc_file = arrays["doc_file"]
     if doc_file and (min(doc_file) < 0 or max(doc_file) >= len(strings["files"])):
+        return None
+    runs = 1 + sum(1 for a, b in itertools.pairwise(doc_file) if a != b) if doc_file else 0
+    if runs != len(set(doc_file)):  # the postings keep each file's documents as one range
         return None
     if len(strings["paths"]) != len(strings["files"]) or len(strings["hashes"]) != len(strings["files"]):
         return None

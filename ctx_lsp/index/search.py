@@ -13,6 +13,7 @@ when it had to derive anything.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import threading
@@ -123,7 +124,16 @@ class ImageCache(Protocol):
 
 
 class SearchIndex:
-    """BM25 postings over every indexed file's symbols; call `update` on index changes."""
+    """BM25 postings over every indexed file's symbols; call `update` on index changes.
+
+    Two parts (issue 11, memory). The **base** is a `PostingsImage` taken whole: flat
+    arrays, a few bytes per posting instead of a dict entry each (Django: ~50 MB of
+    per-term dicts -> ~12 MB). It is what a full pass ends with, read from the cache or
+    derived and packed. Documents added after it (edits, buffers) go to the **live**
+    part, per-term dicts numbered after the base; a base document that is removed is only
+    marked dead (its postings stay until the next full pass, and are skipped). Scores
+    and hits are those of one index holding exactly the live documents.
+    """
 
     def __init__(self, cache: ImageCache | None = None) -> None:
         self._lock = threading.Lock()
@@ -132,24 +142,28 @@ class SearchIndex:
         """Files whose documents were derived from their outline (the rest came from the
         cache's image): for tests and benchmarks."""
         self._changes = ChangeQueue()
+        # the base: documents numbered below `_base_docs`, postings by term number
+        self._base: PostingsImage | None = None
+        self._base_terms: dict[str, int] = {}
+        self._base_docs = 0
+        self._dead: set[int] = set()  # base documents removed since
+        self._dead_df: dict[int, int] = {}  # base term number -> dead documents holding it
+        # the live part: documents added after the base
         self._postings: dict[str, dict[int, int]] = {}
         self._docs: dict[int, _Doc] = {}
         self._doc_terms: dict[int, tuple[str, ...]] = {}
-        self._by_file: dict[str, list[int]] = {}
+        # both
+        self._by_file: dict[str, range] = {}  # a file's documents are numbered in a row
         self._paths: dict[str, str] = {}
+        self._n_docs = 0
         self._next_id = 0
         self._total_length = 0
-        self._image_terms: tuple[list[str], array, array] | None = None
-        """Which terms each document taken from an image holds (its `terms`,
-        `doc_term_ends`, `doc_terms`): read from the arrays when a file is removed, rather
-        than turned into tuples for every document at start."""
-        self._image_docs = 0  # documents numbered below this came from the image
         self.from_image = False
         """The postings were read whole from the cache (for tests and benchmarks)."""
 
     def __len__(self) -> int:
         self.catch_up()
-        return len(self._docs)
+        return self._n_docs
 
     def update(self, removed: Sequence[str], updated: Sequence[IndexedFile]) -> None:
         """Queue index changes; they are applied on the next search (or `catch_up`).
@@ -166,7 +180,7 @@ class SearchIndex:
                 return
             cache = self._cache
             entries = [e for e in pending.values() if e is not None]
-            whole = cache is not None and not self._paths and len(pending) == len(entries) > 1
+            whole = not self._paths and len(pending) == len(entries) > 1
             image = cache.load_image() if whole and cache is not None else None
             if image is not None:  # a full pass into an empty index: start from the image
                 pending = self._restore(image, pending)
@@ -176,46 +190,27 @@ class SearchIndex:
                 if entry is not None:
                     self._add_file(entry, file_docs(entry))
                     self.docs_built += 1
-            fresh = self._image(entries) if whole and (image is None or pending) else None
+            fresh = None
+            if whole and (image is None or pending):
+                fresh = self._image(entries)
+                self._set_base(fresh)  # the documents derived here packed, their dicts freed
         if cache is not None and fresh is not None:
             cache.save_image(entries, fresh)
 
-    def _image(self, entries: Sequence[IndexedFile]) -> PostingsImage:
-        hashes = {e.abs_path: e.hash for e in entries}
-        files = list(self._paths)
-        file_no = {f: i for i, f in enumerate(files)}
-        numbers = {doc_id: n for n, doc_id in enumerate(self._docs)}  # ids ascend: order kept
-        term_no = {t: n for n, t in enumerate(self._postings)}
-        docs = list(self._docs.values())
-        term_ends = array("i")
-        posting_docs = array("i")
-        posting_tfs = array("i")
-        for posting in self._postings.values():
-            posting_docs.extend(numbers[d] for d in posting)
-            posting_tfs.extend(posting.values())
-            term_ends.append(len(posting_docs))
-        doc_term_ends = array("i")
-        doc_terms = array("i")
-        for doc_id in self._docs:
-            doc_terms.extend(term_no[t] for t in self._terms_of(doc_id))
-            doc_term_ends.append(len(doc_terms))
-        return PostingsImage(
-            files=files,
-            paths=[self._paths[f] for f in files],
-            hashes=[hashes[f] for f in files],
-            symbols=[d.symbol for d in docs],
-            kinds=[d.kind for d in docs],
-            doc_file=array("i", [file_no[d.abs_path] for d in docs]),
-            doc_start=array("i", [d.start_line for d in docs]),
-            doc_end=array("i", [d.end_line for d in docs]),
-            doc_length=array("i", [d.length for d in docs]),
-            doc_term_ends=doc_term_ends,
-            doc_terms=doc_terms,
-            terms=list(self._postings),
-            term_ends=term_ends,
-            posting_docs=posting_docs,
-            posting_tfs=posting_tfs,
-        )
+    # ------------------------------------------------------------------ the base
+    def _set_base(self, image: PostingsImage) -> None:
+        """Make `image` the whole index: no live documents, none dead."""
+        self._base = image
+        self._base_terms = {term: n for n, term in enumerate(image.terms)}
+        self._base_docs = self._next_id = self._n_docs = len(image.symbols)
+        self._dead = set()
+        self._dead_df = {}
+        self._postings = {}
+        self._docs = {}
+        self._doc_terms = {}
+        self._paths = dict(zip(image.files, image.paths))
+        self._by_file = _file_ranges(image)
+        self._total_length = sum(image.doc_length)
 
     def _restore(
         self, image: PostingsImage, pending: Mapping[str, IndexedFile | None]
@@ -223,30 +218,9 @@ class SearchIndex:
         """Take an image into an empty index; return what is left to apply: the files whose
         path or content differ from the image's (to derive again) and the image's files
         that are gone (to remove)."""
-        files = image.files
-        self._paths = dict(zip(files, image.paths))
-        self._docs = {
-            n: _Doc(files[f], sym, kind, start, end, length)
-            for n, (f, sym, kind, start, end, length) in enumerate(
-                zip(image.doc_file, image.symbols, image.kinds, image.doc_start, image.doc_end, image.doc_length)
-            )
-        }
-        by_file: dict[str, list[int]] = {}
-        for n, f in enumerate(image.doc_file):
-            by_file.setdefault(files[f], []).append(n)
-        self._by_file = by_file
-        ends = image.term_ends
-        pd, pt = image.posting_docs, image.posting_tfs
-        self._postings = {
-            term: dict(zip(pd[start:end], pt[start:end]))
-            for term, start, end in zip(image.terms, [0, *ends[:-1]], ends)
-        }
-        self._doc_terms = {}
-        self._image_terms = (image.terms, image.doc_term_ends, image.doc_terms)
-        self._image_docs = self._next_id = len(self._docs)
-        self._total_length = sum(image.doc_length)
-        stored = {f: (path, h) for f, path, h in zip(files, image.paths, image.hashes)}
-        left: dict[str, IndexedFile | None] = {f: None for f in files if f not in pending}
+        self._set_base(image)
+        stored = {f: (path, h) for f, path, h in zip(image.files, image.paths, image.hashes)}
+        left: dict[str, IndexedFile | None] = {f: None for f in image.files if f not in pending}
         for abs_path, entry in pending.items():
             same = (
                 entry is not None and entry.overlay_version is None and stored.get(abs_path) == (entry.path, entry.hash)
@@ -255,30 +229,137 @@ class SearchIndex:
                 left[abs_path] = entry
         return left
 
+    def _image(self, entries: Sequence[IndexedFile]) -> PostingsImage:
+        """The live documents (base and live parts) as one image, numbered afresh in
+        document order (so each file's documents stay in a row)."""
+        hashes = {e.abs_path: e.hash for e in entries}
+        base, dead = self._base, self._dead
+        base_docs = self._base_docs
+        alive = [n for n in range(base_docs) if n not in dead] if dead else list(range(base_docs))
+        alive.extend(self._docs)  # ids ascend: order kept
+        renumber = array("i", [-1]) * self._next_id
+        for new, old in enumerate(alive):
+            renumber[old] = new
+        files = list(self._paths)
+        file_no = {f: i for i, f in enumerate(files)}
+        # postings, term by term: the base's (without dead documents), then the live part's
+        terms_out: list[str] = []
+        term_no: dict[str, int] = {}
+        term_ends, posting_docs, posting_tfs = array("i"), array("i"), array("i")
+        live = self._postings
+
+        def put(term: str, docs: Sequence[int], tfs: Sequence[int]) -> None:
+            if docs:
+                term_no[term] = len(terms_out)
+                terms_out.append(term)
+                posting_docs.extend(docs)
+                posting_tfs.extend(tfs)
+                term_ends.append(len(posting_docs))
+
+        if base is not None:
+            ends, pd, pt = base.term_ends, base.posting_docs, base.posting_tfs
+            lo = 0
+            for t, term in enumerate(base.terms):
+                hi = ends[t]
+                docs = [renumber[d] for d in pd[lo:hi]]
+                tfs: Sequence[int] = pt[lo:hi]
+                if self._dead_df.get(t):
+                    kept = [i for i, d in enumerate(docs) if d >= 0]
+                    docs, tfs = [docs[i] for i in kept], [tfs[i] for i in kept]
+                extra = live.get(term)
+                if extra:
+                    docs.extend(renumber[d] for d in extra)
+                    tfs = [*tfs, *extra.values()]
+                put(term, docs, tfs)
+                lo = hi
+        for term, posting in live.items():
+            if base is None or term not in self._base_terms:
+                put(term, [renumber[d] for d in posting], list(posting.values()))
+        # per document, in the new order
+        doc_term_ends, doc_terms = array("i"), array("i")
+        symbols: list[str] = []
+        kinds: list[str] = []
+        doc_file, doc_start, doc_end, doc_length = array("i"), array("i"), array("i"), array("i")
+        for old in alive:
+            d = self._doc(old)
+            symbols.append(d.symbol)
+            kinds.append(d.kind)
+            doc_file.append(file_no[d.abs_path])
+            doc_start.append(d.start_line)
+            doc_end.append(d.end_line)
+            doc_length.append(d.length)
+            doc_terms.extend(term_no[t] for t in self._terms_of(old))
+            doc_term_ends.append(len(doc_terms))
+        return PostingsImage(
+            files=files,
+            paths=[self._paths[f] for f in files],
+            hashes=[hashes[f] for f in files],
+            symbols=symbols,
+            kinds=kinds,
+            doc_file=doc_file,
+            doc_start=doc_start,
+            doc_end=doc_end,
+            doc_length=doc_length,
+            doc_term_ends=doc_term_ends,
+            doc_terms=doc_terms,
+            terms=terms_out,
+            term_ends=term_ends,
+            posting_docs=posting_docs,
+            posting_tfs=posting_tfs,
+        )
+
+    # ------------------------------------------------------------------ documents
+    def _doc(self, doc_id: int) -> _Doc:
+        if doc_id < self._base_docs and self._base is not None:
+            b = self._base
+            return _Doc(
+                b.files[b.doc_file[doc_id]],
+                b.symbols[doc_id],
+                b.kinds[doc_id],
+                b.doc_start[doc_id],
+                b.doc_end[doc_id],
+                b.doc_length[doc_id],
+            )
+        return self._docs[doc_id]
+
+    def _base_terms_of(self, doc_id: int) -> array:
+        """The numbers of the base terms a base document holds."""
+        assert self._base is not None
+        ends = self._base.doc_term_ends
+        return self._base.doc_terms[ends[doc_id - 1] if doc_id else 0 : ends[doc_id]]
+
     def _terms_of(self, doc_id: int) -> Sequence[str]:
         """The distinct terms of a document."""
-        if doc_id < self._image_docs and self._image_terms is not None:
-            terms_, ends, numbers = self._image_terms
-            return [terms_[n] for n in numbers[ends[doc_id - 1] if doc_id else 0 : ends[doc_id]]]
+        if doc_id < self._base_docs and self._base is not None:
+            terms_ = self._base.terms
+            return [terms_[n] for n in self._base_terms_of(doc_id)]
         return self._doc_terms[doc_id]
 
     def _remove_file(self, abs_path: str) -> None:
         for doc_id in self._by_file.pop(abs_path, ()):
+            self._n_docs -= 1
+            if doc_id < self._base_docs and self._base is not None:
+                self._dead.add(doc_id)
+                self._total_length -= self._base.doc_length[doc_id]
+                dead_df = self._dead_df
+                for t in self._base_terms_of(doc_id):
+                    dead_df[t] = dead_df.get(t, 0) + 1
+                continue
             doc = self._docs.pop(doc_id)
             self._total_length -= doc.length
-            for term in self._terms_of(doc_id):
+            for term in self._doc_terms.pop(doc_id):
                 posting = self._postings.get(term)
                 if posting is not None:
                     posting.pop(doc_id, None)
                     if not posting:
                         del self._postings[term]
-            self._doc_terms.pop(doc_id, None)
         self._paths.pop(abs_path, None)
 
     def _add_file(self, entry: IndexedFile, docs: Sequence[DocRow]) -> None:
         abs_path = entry.abs_path
         self._paths[abs_path] = entry.path
-        postings, doc_ids = self._postings, self._by_file.setdefault(abs_path, [])
+        postings = self._postings
+        first = self._next_id
         for symbol, kind, start, end, length, counts in docs:
             doc_id = self._next_id
             self._next_id += 1
@@ -290,22 +371,37 @@ class SearchIndex:
                     posting[doc_id] = tf
             self._docs[doc_id] = _Doc(abs_path, symbol, kind, start, end, length)
             self._doc_terms[doc_id] = tuple(counts)
-            doc_ids.append(doc_id)
             self._total_length += length
-        if not doc_ids:
-            del self._by_file[abs_path]
+        if self._next_id > first:
+            self._by_file[abs_path] = range(first, self._next_id)
+            self._n_docs += self._next_id - first
+
+    # ------------------------------------------------------------------ queries
+    def _posting(self, term: str) -> tuple[int, int, int, dict[int, int] | None]:
+        """(document frequency, start and end of the term's base postings, its live
+        postings) of a term; (0, 0, 0, None) if no live document holds it."""
+        lo = hi = df = 0
+        t = self._base_terms.get(term)
+        if t is not None and self._base is not None:
+            ends = self._base.term_ends
+            lo, hi = ends[t - 1] if t else 0, ends[t]
+            df = hi - lo - self._dead_df.get(t, 0)
+        live = self._postings.get(term)
+        if live:
+            df += len(live)
+        return df, lo, hi, live
 
     def term_weights(self, query: str) -> dict[str, float]:
         """The query's terms that some document holds, each with its inverse document
         frequency: how much finding it says (excerpts rank a file's lines by it)."""
         self.catch_up()
         with self._lock:
-            n_docs = len(self._docs)
+            n_docs = self._n_docs
             out = {}
             for term in query_terms(query):
-                posting = self._postings.get(term)
-                if posting:
-                    out[term] = math.log(1 + (n_docs - len(posting) + 0.5) / (len(posting) + 0.5))
+                df = self._posting(term)[0]
+                if df:
+                    out[term] = math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
             return out
 
     def search(self, query: str, limit: int = 20) -> list[SearchHit]:
@@ -313,26 +409,39 @@ class SearchIndex:
         self.catch_up()
         q = query_terms(query)
         with self._lock:
-            n_docs = len(self._docs)
+            n_docs = self._n_docs
             if not q or not n_docs:
                 return []
             avg_len = self._total_length / n_docs
             docs = self._docs
+            base = self._base
+            lengths = base.doc_length if base is not None else array("i")
+            pd = base.posting_docs if base is not None else array("i")
+            pt = base.posting_tfs if base is not None else array("i")
             k1, b = BM25_K1, BM25_B
             slope = k1 * b / avg_len  # norm = tf (k1 + 1) / (tf + k1 (1 - b) + slope * length)
-            base = k1 * (1 - b)
+            floor_k = k1 * (1 - b)
             scores: dict[int, float] = {}
             get = scores.get
             postings = []
             for term in q:
-                posting = self._postings.get(term)
-                if not posting:
+                df, lo, hi, live = self._posting(term)
+                if not df:
                     continue
-                postings.append((term, posting))
-                idf = math.log(1 + (n_docs - len(posting) + 0.5) / (len(posting) + 0.5))
-                lift = idf * (k1 + 1)
-                for doc_id, tf in posting.items():
-                    scores[doc_id] = get(doc_id, 0.0) + lift * tf / (tf + base + slope * docs[doc_id].length)
+                postings.append((term, lo, hi, live))
+                lift = math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) * (k1 + 1)
+                for doc_id, tf in zip(pd[lo:hi], pt[lo:hi]):
+                    scores[doc_id] = get(doc_id, 0.0) + lift * tf / (tf + floor_k + slope * lengths[doc_id])
+                if live:
+                    for doc_id, tf in live.items():
+                        scores[doc_id] = get(doc_id, 0.0) + lift * tf / (tf + floor_k + slope * docs[doc_id].length)
+            dead = self._dead
+            if dead:
+                if len(dead) < len(scores):
+                    for doc_id in dead:
+                        scores.pop(doc_id, None)
+                else:
+                    scores = {d: s for d, s in scores.items() if d not in dead}
             if not scores:
                 return []
             # Only documents scoring at least the limit-th best can rank: sort those (ties
@@ -343,22 +452,43 @@ class SearchIndex:
             else:
                 candidates = list(scores.items())
             paths = self._paths
+            found = {doc_id: self._doc(doc_id) for doc_id, _ in candidates}
             ranked = sorted(
                 candidates,
-                key=lambda kv: (-kv[1], paths.get(docs[kv[0]].abs_path, ""), docs[kv[0]].start_line),
+                key=lambda kv: (-kv[1], paths.get(found[kv[0]].abs_path, ""), found[kv[0]].start_line),
             )[:limit]
-            matched = {doc_id: [term for term, posting in postings if doc_id in posting] for doc_id, _ in ranked}
             return [
                 SearchHit(
-                    path=self._paths.get(d.abs_path, d.abs_path),
+                    path=paths.get(d.abs_path, d.abs_path),
                     abs_path=d.abs_path,
                     symbol=d.symbol,
                     kind=d.kind,
                     start_line=d.start_line,
                     end_line=d.end_line,
                     score=round(score, 4),
-                    matched=tuple(matched[doc_id]),
+                    matched=tuple(term for term, lo, hi, live in postings if _holds(pd, lo, hi, live, doc_id)),
                 )
                 for doc_id, score in ranked
-                for d in (self._docs[doc_id],)
+                for d in (found[doc_id],)
             ]
+
+
+def _holds(pd: array, lo: int, hi: int, live: Mapping[int, int] | None, doc_id: int) -> bool:
+    """Whether a term's postings (base slice `lo:hi` of `pd`, and `live`) hold the document."""
+    if live is not None and doc_id in live:
+        return True
+    i = bisect.bisect_left(pd, doc_id, lo, hi)
+    return i < hi and pd[i] == doc_id
+
+
+def _file_ranges(image: PostingsImage) -> dict[str, range]:
+    """Each file's documents in an image (numbered in a row; files without any left out)."""
+    out: dict[str, range] = {}
+    doc_file, files = image.doc_file, image.files
+    start = 0
+    n = len(doc_file)
+    for i in range(1, n + 1):
+        if i == n or doc_file[i] != doc_file[start]:
+            out[files[doc_file[start]]] = range(start, i)
+            start = i
+    return out

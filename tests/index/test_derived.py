@@ -219,3 +219,35 @@ def test_editor_buffers_are_never_written(sample_workspace: Path) -> None:
     assert fresh.search_index.from_image and fresh.search_index.docs_built == 0
     assert not any(h.symbol == "unsaved_otter" for h in fresh.search("unsaved otter"))
     fresh.close()
+
+
+def test_an_image_whose_files_are_split_is_not_read() -> None:
+    """Ensure that an image in which one file's documents are not numbered in a row (the
+    postings keep each file's documents as one range) fails the layout checks."""
+    from array import array
+
+    from ctx_lsp.index import derived
+    from ctx_lsp.index.search import PostingsImage
+
+    def image(doc_file: list[int]) -> PostingsImage:
+        n = len(doc_file)
+        return PostingsImage(
+            files=["/a.py", "/b.py"],
+            paths=["a.py", "b.py"],
+            hashes=["1", "2"],
+            symbols=["f"] * n,
+            kinds=["function"] * n,
+            doc_file=array("i", doc_file),
+            doc_start=array("i", [1] * n),
+            doc_end=array("i", [1] * n),
+            doc_length=array("i", [1] * n),
+            doc_term_ends=array("i", range(1, n + 1)),
+            doc_terms=array("i", [0] * n),
+            terms=["f"],
+            term_ends=array("i", [n]),
+            posting_docs=array("i", range(n)),
+            posting_tfs=array("i", [1] * n),
+        )
+
+    assert derived._unpack_image(derived._pack_image(image([0, 0, 1]))) == image([0, 0, 1])
+    assert derived._unpack_image(derived._pack_image(image([0, 1, 0]))) is None

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import math
 import textwrap
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctx_lsp.code.outline import Outline, Symbol
 from ctx_lsp.config import Config
-from ctx_lsp.index.search import SearchIndex
+from ctx_lsp.index.files import IndexedFile, to_indexed
+from ctx_lsp.index.search import PostingsImage, SearchIndex, file_docs
+from ctx_lsp.index.store import StoredFile
+from ctx_lsp.index.terms import query_terms
 from ctx_lsp.index.workspace import Workspace
+from ctx_lsp.relevance import BM25_B, BM25_K1
 from tests.conftest import write_tree
 
 FILES = {
@@ -94,3 +104,124 @@ def test_results_are_deterministic(tmp_path: Path) -> None:
     first = search.search("template", 20)
     assert first == search.search("template", 20)
     assert first == sorted(first, key=lambda h: (-h.score, h.path, h.start_line))
+
+
+# -- the packed base and the live part answer as one index (issue 11, memory) -----------
+
+WORDS = ("render", "template", "cache", "loader", "query", "filter", "token", "bundle", "parse", "Field")
+
+
+def _entry(path: str, names: Sequence[str], doc: str) -> IndexedFile:
+    """An indexed file with one function per name (what the postings read), no disk."""
+    symbols = tuple(
+        Symbol(name, name, "function", f"def {name}(x)", (), doc, i + 1, i + 1, i + 1, 0, "", (names[0],))
+        for i, name in enumerate(names)
+    )
+    outline = Outline("python", doc, (), (), symbols, (), len(names), False)
+    row = StoredFile(path, 0, 0, f"hash-{path}-{'-'.join(names)}-{doc}", "python", 0, len(names), len(names), False, "")
+    return to_indexed(row, "/ws", f"/ws/{path}", path, outline)
+
+
+def _reference(entries: Mapping[str, IndexedFile], query: str) -> list[tuple]:
+    """BM25 over exactly these files' documents, straight from the definition."""
+    docs = [(e, row) for e in entries.values() for row in file_docs(e)]
+    if not docs:
+        return []
+    avg = sum(row[4] for _, row in docs) / len(docs)
+    k1, b = BM25_K1, BM25_B
+    scores: dict[int, float] = {}
+    matched: dict[int, list[str]] = {}
+    for term in query_terms(query):
+        df = sum(1 for _, row in docs if term in row[5])
+        if not df:
+            continue
+        lift = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5)) * (k1 + 1)
+        for i, (_, row) in enumerate(docs):
+            tf = row[5].get(term)
+            if tf:
+                scores[i] = scores.get(i, 0.0) + lift * tf / (tf + k1 * (1 - b) + k1 * b / avg * row[4])
+                matched.setdefault(i, []).append(term)
+    return sorted(
+        (-round(s, 4), docs[i][0].path, docs[i][1][2], docs[i][1][0], docs[i][1][1], tuple(matched[i]))
+        for i, s in scores.items()
+    )
+
+
+def _answers(search: SearchIndex, query: str) -> list[tuple]:
+    return sorted((-h.score, h.path, h.start_line, h.symbol, h.kind, h.matched) for h in search.search(query, 10_000))
+
+
+class _MemoryImages:
+    """An image cache in memory, as `index/derived.py` keeps one in SQLite."""
+
+    def __init__(self) -> None:
+        self.image: PostingsImage | None = None
+
+    def load_image(self) -> PostingsImage | None:
+        return self.image
+
+    def save_image(self, entries: Sequence[IndexedFile], image: PostingsImage) -> None:
+        self.image = image
+
+
+_files = st.dictionaries(
+    st.sampled_from([f"pkg/m{i}.py" for i in range(8)]),
+    st.tuples(st.lists(st.sampled_from(WORDS), min_size=0, max_size=4, unique=True), st.sampled_from(WORDS)),
+    min_size=2,
+    max_size=8,
+)
+
+
+_change = st.one_of(
+    st.none(), st.tuples(st.lists(st.sampled_from(WORDS), max_size=4, unique=True), st.sampled_from(WORDS))
+)
+_edits = st.lists(st.tuples(st.sampled_from([f"pkg/m{i}.py" for i in range(10)]), _change), max_size=8)
+_queries = st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3), min_size=1, max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=_files, edits=_edits, queries=_queries)
+def test_packed_and_live_postings_score_as_bm25(
+    first: dict[str, tuple[list[str], str]],
+    edits: list[tuple[str, tuple[list[str], str] | None]],
+    queries: list[list[str]],
+) -> None:
+    """Ensure that hits and scores after a full pass (packed into the base), after edits
+    and removals on top of it (live documents, dead base ones), and after a fresh process
+    reads the image and re-derives what changed, are those of BM25 over exactly the files
+    there are."""
+    cache = _MemoryImages()
+    search = SearchIndex(cache)
+    entries = {f"/ws/{p}": _entry(p, names, doc) for p, (names, doc) in first.items()}
+    search.update([], list(entries.values()))
+    for words in queries:
+        assert _answers(search, " ".join(words)) == _reference(entries, " ".join(words))
+    assert cache.image is not None
+    for path, change in edits:
+        if change is None:
+            entries.pop(f"/ws/{path}", None)
+            search.update([f"/ws/{path}"], [])
+        else:
+            entries[f"/ws/{path}"] = _entry(path, *change)
+            search.update([], [entries[f"/ws/{path}"]])
+        for words in queries:
+            query = " ".join(words)
+            assert _answers(search, query) == _reference(entries, query)
+            assert search.term_weights(query) == _reference_weights(entries, query)
+    assert len(search) == sum(len(file_docs(e)) for e in entries.values())
+    if len(entries) > 1:  # a fresh process: the stored image, then what changed since
+        again = SearchIndex(cache)
+        again.update([], list(entries.values()))
+        for words in queries:
+            assert _answers(again, " ".join(words)) == _reference(entries, " ".join(words))
+
+
+def _reference_weights(entries: Mapping[str, IndexedFile], query: str) -> dict[str, float]:
+    """Each query term's inverse document frequency over exactly these files."""
+    docs = [row for e in entries.values() for row in file_docs(e)]
+    out = {}
+    for term in query_terms(query):
+        df = sum(1 for row in docs if term in row[5])
+        if df:
+            out[term] = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+    return out
