@@ -51,6 +51,10 @@ __all__ = ["BundleRequest", "Engine", "Focus", "OutlineResult", "StatusReport", 
 
 log = logging.getLogger(__name__)
 
+GC_YOUNG_THRESHOLD = 20_000
+"""Allocations between young-generation collections once the engine is warm (see
+`Engine.warm_up`); the default is 700."""
+
 
 @dataclass(frozen=True, slots=True)
 class SymbolInfo:
@@ -150,6 +154,12 @@ class Engine:
         # Outlines and postings are long-lived: keep them out of the collector's full passes,
         # which otherwise pause a request for ~100 ms on large workspaces.
         gc.freeze()
+        # A bundle leaves ~17K container objects behind (its candidates and closures refer
+        # to each other, so only the collector frees them). At the default threshold of
+        # 700 that was ~24 young and 2 middle collections per bundle and a full one every
+        # fifth (~43 ms each): 15 % of the CPU of 60 Django bundles, and their p95. At
+        # 20,000: 6 %, and one full collection in 60 bundles.
+        gc.set_threshold(GC_YOUNG_THRESHOLD, 10, 10)
 
     def start_watching(self, on_change=None) -> Watcher:
         if self.watcher is None:

@@ -29,6 +29,7 @@ from ctx_lsp.relevance import (
     MEDIUM_OUTLINE_TOKENS,
     MIN_CUT_SECTION_TOKENS,
     MIN_DEPTH_TOKENS,
+    MIN_GROWTH_TOKENS,
     SKELETON_TOKENS,
 )
 from ctx_lsp.tokens import ELLIPSIS, TokenCounter
@@ -132,10 +133,14 @@ def cut_fit(c: Candidate, room: int, pricer: Pricer, tier: Tier | None = None) -
     """Last resort: the candidate (its outline, unless `tier` says otherwise) cut to what
     is left, if a useful amount still fits."""
     tier = c.min_tier if tier is None else tier
-    probe = c.render(tier, MIN_CUT_SECTION_TOKENS)
+    # The probe only learns the section's overhead (its heading names the tier and the
+    # line range, which a tier's renderings share): at the candidate's lowest tier it is
+    # a few outline rows, where a focused probe of a big module sheds bodies and excerpts
+    # one by one to reach 80 tokens (~4 ms on Django's admin/options.py).
+    probe = c.render(c.min_tier, MIN_CUT_SECTION_TOKENS)
     if not probe.content:
         return None
-    cap = min(room - (pricer.cost(c, probe) - probe.tokens), pricer.caps[tier])
+    cap = min(room - (pricer.cost(c, replace(probe, tier=tier)) - probe.tokens), pricer.caps[tier])
     if cap < MIN_CUT_SECTION_TOKENS:
         return None
     r = c.render(tier, cap)
@@ -162,16 +167,23 @@ def _depth_fit(c: Candidate, room: int, pricer: Pricer) -> Placed | None:
 
     Whole when it fits, measured (seed 0, 8K, cold): line recall 39.9 → 43.3, fn 85.9 →
     83.5 (fewer outlines after it); whole only within 0.6 of the room: 42.2 / 84.2."""
-    entire = c.render(Tier.FULL, room) if c.min_tier < Tier.FULL and room > 0 else None
+    cannot_fit = c.whole_tokens is not None and c.whole_tokens > room
+    entire = c.render(Tier.FULL, room) if c.min_tier < Tier.FULL and room > 0 and not cannot_fit else None
     if entire is not None and entire.content and not entire.truncated:
         cost = pricer.cost(c, entire)
         if cost <= room:
             return Placed(c, entire, cost, Placement.DEPTH)
-    whole = best_fit(c, room, pricer, Tier.FOCUSED)
-    if whole is not None and whole.tier == Tier.FOCUSED:
-        return replace(whole, how=Placement.DEPTH)
+    if room >= pricer.caps[Tier.FOCUSED]:
+        whole = best_fit(c, room, pricer, Tier.FOCUSED)
+        if whole is not None and whole.tier == Tier.FOCUSED:
+            return replace(whole, how=Placement.DEPTH)
+    # Less room than the tier's cap: fit the bodies to the room at once. Rendering at the
+    # cap first to see whether it fits cost up to ~60 ms on a big module (Django's
+    # autodetector.py), and a rendering cut to the room keeps the bodies first anyway.
     part = cut_fit(c, room, pricer, Tier.FOCUSED)
-    return replace(part, how=Placement.DEPTH) if part is not None and part.rendering.shown_symbols else None
+    if part is None or not (part.rendering.shown_symbols or not part.rendering.truncated):
+        return None  # a cut that shows no body is an outline, which breadth places better
+    return replace(part, how=Placement.DEPTH)
 
 
 def fill(
@@ -286,9 +298,14 @@ def _breadth(
                 continue  # already showing bodies: an outline would show less
             if limit is not None and p.candidate.salience < MEDIUM_MIN_RELATIVE_SALIENCE * best:
                 continue  # a long tail of medium outlines would starve the best files
-            room = allocation - sum(q.cost for q in placed) + p.cost
+            left = allocation - sum(q.cost for q in placed)
+            if left < MIN_GROWTH_TOKENS:
+                break  # what is left is the same for every file of the round: none can grow
+            room = p.cost + left
             if limit is not None:
                 room = min(room, limit + p.cost - p.rendering.tokens)  # limit on content, plus overhead
+                if room - p.cost < MIN_GROWTH_TOKENS:
+                    continue  # already (nearly) at the limit
             better = best_fit(p.candidate, room, pricer, richest)
             if stretch and richest is None and (better.tier if better else p.tier) < p.candidate.tier:
                 partial = cut_fit(p.candidate, room, pricer, p.candidate.tier)  # some bodies, if not all

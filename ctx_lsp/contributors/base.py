@@ -299,4 +299,6 @@ def file_candidate(
         reason=reason,
         tier=tier,
         render=memoised(rendering),
+        # Markdown is shown readable (HTML dropped), so its count on disk is not what renders.
+        whole_tokens=entry.tokens if entry.language == "python" and entry.tokens_exact else None,
     )

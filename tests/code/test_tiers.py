@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ctx_lsp.code.outline import Outline, outline_for
 from ctx_lsp.code.python import outline_python
-from ctx_lsp.code.tiers import TIER_CAP_TOKENS, render
+from ctx_lsp.code.tiers import GUTTER, LINE_ADDITIVE_ENCODINGS, TIER_CAP_TOKENS, render
 from ctx_lsp.tokens import TokenCounter, counter_for
 from ctx_lsp.vocabulary import Rendering, Tier
 
@@ -526,3 +526,30 @@ def test_a_shared_basis_renders_exactly_like_a_fresh_one(requests) -> None:
         fresh = _renderer(text, o, counter, None, focus, ranks, compact).render(tier, cap)
         assert shared == fresh
     assert basis.costs, "rows were counted into the shared basis"
+
+
+ROW_TEXT = st.text(st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)), max_size=40)
+
+
+@pytest.mark.parametrize("encoding", sorted(LINE_ADDITIVE_ENCODINGS))
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=st.lists(st.tuples(st.integers(0, 99999), ROW_TEXT), min_size=1, max_size=12),
+    width=st.integers(1, 5),
+)
+def test_rendered_rows_count_as_the_sum_of_their_counts(encoding: str, rows: list[tuple[int, str]], width: int) -> None:
+    """The identity `OutlineRenderer._count` relies on for these encodings: rows as
+    rendered (gutter, text, newline) are counted exactly by summing their own counts,
+    whatever the text holds (carriage returns, odd spaces, marks, symbols, CJK)."""
+    counter = counter_for(encoding)
+    rendered = [f"{n:>{width}}{GUTTER}{t}\n" if n else f"{'':>{width}}{GUTTER}{t}\n" for n, t in rows]
+    assert sum(counter.count_many(rendered)) == counter.count("".join(rendered))
+
+
+def test_an_outline_is_counted_like_its_text_when_counts_are_summed() -> None:
+    counter = counter_for("o200k_base")
+    outline = outline_python(MODULE.encode())
+    for cap in (60, 200, 1000):
+        for tier in (Tier.OUTLINE, Tier.FOCUSED):
+            r = render("m.py", MODULE, outline, tier, counter, focus=("TokenCounter.count",), cap_tokens=cap)
+            assert r.tokens == counter.count(r.content)
