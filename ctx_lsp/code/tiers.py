@@ -134,8 +134,11 @@ class OutlineRenderer:
         compact: bool = False,
         excerpts: Sequence[tuple[int, int]] | Callable[[], Sequence[tuple[int, int]]] = (),
         basis: FileBasis | None = None,
+        whole_tokens: int | None = None,
     ):
-        """`basis` is a `FileBasis(text, outline)` kept from an earlier request, if any."""
+        """`basis` is a `FileBasis(text, outline)` kept from an earlier request, if any;
+        `whole_tokens` the text's exact count, if the index has it (tier 3 then needs no
+        tokenizer pass over a file that fits)."""
         self.path = path
         self.basis = basis if basis is not None and basis.outline is outline else FileBasis(text, outline)
         self.text = self.basis.text
@@ -147,6 +150,7 @@ class OutlineRenderer:
         self._excerpts = excerpts if outline.language == "python" else ()
         self.noun = "member" if outline.language == "python" else "subsection"
         self.width = len(str(max(outline.line_count, 1)))
+        self.whole_tokens = whole_tokens
         self._rows: tuple[list[Row], list[Unit]] | None = None
         self._focused: dict[tuple, tuple[list[Row], list[Unit]]] = {}
         self._costs = self.basis.costs
@@ -161,6 +165,9 @@ class OutlineRenderer:
         if outline.language == "text" or (outline.language == "markdown" and not outline.symbols):
             return _whole_or_nothing(self.text, outline, tier, counter, cap)
         if tier == Tier.FULL:
+            if self.whole_tokens is not None and self.whole_tokens <= cap and self.text:
+                shown = tuple(s.qualname for s in outline.symbols)
+                return Rendering(Tier.FULL, self.text, self.whole_tokens, 1, outline.line_count, False, shown)
             return _full(self.text, outline, counter, cap)
         rows, units = self._outline_rows()
         if not rows:  # a script of bare statements: no outline to show, so like text
@@ -268,9 +275,16 @@ class OutlineRenderer:
             costs.update(zip(missing, self.counter.count_many(lines)))
         return [costs[k] for k in keys]
 
-    def _estimate(self, rows: Sequence[Row]) -> int:
-        """Sum of the rows' own token counts: within a few tokens of the joined text's."""
-        return sum(self._costs_of([(row.line, row.text) for row in rows]))
+    def _within(self, rows: Sequence[Row], limit: int) -> bool:
+        """Whether the rows' own token counts sum to at most `limit` (within a few tokens of
+        the joined text's), counted a chunk at a time and only until `limit` is passed: a
+        big module's focused rows over a 1K cap are not all counted to learn they do not fit."""
+        total = 0
+        for i in range(0, len(rows), ESTIMATE_CHUNK_ROWS):
+            total += sum(self._costs_of([(row.line, row.text) for row in rows[i : i + ESTIMATE_CHUNK_ROWS]]))
+            if total > limit:
+                return False
+        return True
 
     def _fit(self, rows: list[Row], units: list[Unit], tier: Tier, cap: int) -> Rendering:
         """Fit the rows to the cap. An outline that does not fit keeps whole units in key
@@ -281,7 +295,7 @@ class OutlineRenderer:
         counter, noun = self.counter, self.noun
         outline = self.outline
         surely_over = sum(len(row.text) for row in rows) > cap * MAX_CHARS_PER_TOKEN
-        if len(units) <= 1 or (not surely_over and self._estimate(rows) <= cap + ESTIMATE_SLACK_TOKENS):
+        if len(units) <= 1 or (not surely_over and self._within(rows, cap + ESTIMATE_SLACK_TOKENS)):
             content, breaks = _content(rows, self.width)
             exact = self._count(content, rows)
             if exact <= cap:
@@ -379,6 +393,8 @@ comes before `\\s+(?!\\S)` in both patterns), and a row ends in one newline whil
 begins with a digit or a space: so an outline's exact count is a few dictionary lookups
 instead of a tokenizer pass (`tests/code/test_tiers.py` checks the identity on arbitrary
 text). The heuristic counter rounds up per call, so it is not additive."""
+ESTIMATE_CHUNK_ROWS = 64
+"""Rows counted at a time while checking whether an outline fits its cap."""
 EXACT_COUNTS_KEPT = 32
 """Exact counts of fitted contents a file basis keeps: the caps one bundle tries for a
 file give a handful of distinct contents; 32 covers several requests'."""

@@ -239,6 +239,8 @@ def file_candidate(
     `excerpts` picks the spans of lines its focused tier also shows.
     """
     workspace, counter, focus = ctx.workspace, ctx.counter, tuple(focus)
+    # Markdown is shown readable (HTML dropped), so its count on disk is not what renders.
+    whole_tokens = entry.tokens if entry.language == "python" and entry.tokens_exact else None
     version = (entry.abs_path, entry.hash, entry.overlay_version)
 
     @_once
@@ -266,6 +268,7 @@ def file_candidate(
                 compact=compact,
                 excerpts=spans,
                 basis=basis,
+                whole_tokens=whole_tokens if shareable else None,  # the indexed text's count
             ),
             shareable,
         )
@@ -299,6 +302,5 @@ def file_candidate(
         reason=reason,
         tier=tier,
         render=memoised(rendering),
-        # Markdown is shown readable (HTML dropped), so its count on disk is not what renders.
-        whole_tokens=entry.tokens if entry.language == "python" and entry.tokens_exact else None,
+        whole_tokens=whole_tokens,
     )
