@@ -118,6 +118,35 @@ def test_a_link_out_swapped_in_after_indexing_is_never_read(engine: Engine, outs
     assert info.value.field == "uri"
 
 
+@pytest.mark.parametrize("what", ["file", "parent-directory"])
+def test_a_link_out_swapped_in_after_a_bundle_is_never_read(engine: Engine, outside: Path, what: str) -> None:
+    """Ensure that a file rendered before it was swapped for a link out (its prepared basis
+    kept, which spares re-reading an unchanged file) is read through the gate again, not
+    served from the basis, and refused."""
+    root = engine.roots[0]
+    before = bundle_text(engine, query="count tokens TokenCounter", tier=1)
+    assert "def count_tokens" in before and OUTSIDE not in before
+    if what == "file":
+        swap(root / "pkg" / "tokens.py", lambda p: p.symlink_to(outside / "stolen.py"))
+    else:
+        for name in ("tokens.py", "bundle.py", "__init__.py"):
+            (root / "pkg" / name).unlink()
+        (root / "pkg").rmdir()
+        (root / "pkg").symlink_to(outside / "pkg")
+    assert OUTSIDE not in bundle_text(engine, query="tokens counted by count_tokens")
+    assert engine.status().refused.get("pkg/tokens.py") == "outside"
+
+
+def test_a_file_changed_after_a_bundle_is_shown_as_it_is_now(engine: Engine) -> None:
+    """Ensure that a file rendered once and then changed on disk (no refresh: the watcher
+    is off) is read again for the next bundle rather than served from its kept basis."""
+    root = engine.roots[0]
+    assert "changed_since_marker" not in bundle_text(engine, query="count tokens TokenCounter", tier=1)
+    path = root / "pkg" / "tokens.py"
+    path.write_text(path.read_text() + "\n\ndef changed_since_marker():\n    return 1\n")
+    assert "changed_since_marker" in bundle_text(engine, query="tokens counted by count_tokens", tier=3)
+
+
 def test_a_fifo_swapped_in_never_blocks(engine: Engine) -> None:
     """Ensure that a FIFO in place of an indexed file, or of a .gitignore the next refresh
     re-reads, blocks no bundle, outline, refresh or reindex, and shows in status."""

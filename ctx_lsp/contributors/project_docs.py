@@ -9,6 +9,8 @@ no instructions file exists at any level.
 from __future__ import annotations
 
 import posixpath
+import threading
+from collections.abc import Mapping
 from dataclasses import replace
 
 from ctx_lsp.contributors.base import AssemblyContext, file_candidate
@@ -29,12 +31,22 @@ README_WHOLE_MAX_TOKENS = 400
 _NAMES = (*INSTRUCTION_FILES, FALLBACK_FILE)
 
 
+_found: list[tuple[Mapping[str, IndexedFile], dict[str, IndexedFile]]] = []
+"""The last index seen and its instruction files: the index's `files` is replaced, never
+changed, on every update, so the scan of every file (~2 ms on Django) runs once per index
+version rather than once per request."""
+_found_lock = threading.Lock()
+
+
 def _lookup(ctx: AssemblyContext) -> dict[str, IndexedFile]:
-    return {
-        f.path: f
-        for f in ctx.workspace.files.values()
-        if f.path.endswith(_NAMES) and posixpath.basename(f.path) in _NAMES
-    }
+    files = ctx.workspace.files
+    with _found_lock:
+        if _found and _found[0][0] is files:
+            return _found[0][1]
+    docs = {f.path: f for f in files.values() if f.path.endswith(_NAMES) and posixpath.basename(f.path) in _NAMES}
+    with _found_lock:
+        _found[:] = [(files, docs)]
+    return docs
 
 
 def _levels(start_dir: str) -> list[str]:
