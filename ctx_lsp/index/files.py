@@ -78,11 +78,24 @@ def decode(data: bytes) -> tuple[str, bool]:
 
 def analyse(rel_path: str, data: bytes, size: int, mtime_ns: int, counter: TokenCounter) -> StoredFile | None:
     """Outline and count one file's bytes for the cache; None if the content is binary."""
-    analysis = analyse_outline(rel_path, data, size, mtime_ns, counter)
+    analysis = _analyse(rel_path, data, size, mtime_ns)
     if analysis is None:
         return None
-    row, outline = analysis
-    return replace(row, outline_json=outline_to_json(outline))
+    row, outline, text = analysis
+    tokens = row.tokens if text is None else counter.count(text)
+    return replace(row, tokens=tokens, outline_json=outline_to_json(outline))
+
+
+def analyse_uncounted(rel_path: str, data: bytes, size: int, mtime_ns: int) -> tuple[StoredFile, str | None] | None:
+    """`analyse` without the exact token count: the row's `tokens` is 0 when the second
+    value is text still to be counted (code and docs), and final otherwise. Worker
+    processes of a cold index stop here and the indexing process counts, with the encoding
+    it has loaded while they parsed (see `count_outcome`)."""
+    analysis = _analyse(rel_path, data, size, mtime_ns)
+    if analysis is None:
+        return None
+    row, outline, text = analysis
+    return replace(row, outline_json=outline_to_json(outline)), text
 
 
 def analyse_outline(
@@ -92,25 +105,35 @@ def analyse_outline(
     over as built and the row's `outline_json` is left empty. Encoding it only for the
     search postings to decode it again cost ~0.5 s of a 0.9 MB buffer's 40,000 definitions
     (issue 12), all of it while the next request waited."""
+    analysis = _analyse(rel_path, data, size, mtime_ns)
+    if analysis is None:
+        return None
+    row, outline, text = analysis
+    return (row if text is None else replace(row, tokens=counter.count(text))), outline
+
+
+def _analyse(rel_path: str, data: bytes, size: int, mtime_ns: int) -> tuple[StoredFile, Outline, str | None] | None:
+    """The row (outline JSON left empty), the outline, and the text to count exactly if
+    its language is counted exactly (then the row's `tokens` is 0; else it is the
+    estimate and the text is None)."""
     if looks_binary(data):
         return None
     text, replaced = decode(data)
     outline = outline_for(rel_path, data if not replaced else text.encode("utf-8"))
+    exact = outline.language in EXACT_TOKEN_LANGUAGES
     row = StoredFile(
         rel_path=rel_path,
         size=size,
         mtime_ns=mtime_ns,
         hash=content_hash(data),
         language=outline.language,
-        tokens=counter.count(text)
-        if outline.language in EXACT_TOKEN_LANGUAGES
-        else math.ceil(len(text) / CHARS_PER_TOKEN_ESTIMATE),
+        tokens=0 if exact else math.ceil(len(text) / CHARS_PER_TOKEN_ESTIMATE),
         line_count=outline.line_count,
         symbols=len(outline.symbols),
         decode_replaced=replaced,
         outline_json="",
     )
-    return row, outline
+    return row, outline, text if exact else None
 
 
 BINARY_LANGUAGE = "binary"
@@ -159,6 +182,9 @@ class ReadOutcome:
     row: StoredFile | None
     skip_reason: str | None = None
     error: str | None = None
+    uncounted: str | None = None
+    """Text whose exact token count the row still lacks (read with `encoding=None`; the
+    row's `tokens` is 0 until `count_outcome`)."""
 
 
 class ReadJob(NamedTuple):
@@ -173,9 +199,10 @@ class ReadJob(NamedTuple):
     """Keep it out if its content is a private key (false only for opted-in paths)."""
 
 
-def read_and_analyse(job: ReadJob, encoding: str) -> ReadOutcome:
+def read_and_analyse(job: ReadJob, encoding: str | None) -> ReadOutcome:
     """Worker entry point: read a file through the gate and analyse it, turning every
-    failure into a reason."""
+    failure into a reason. With `encoding` None, exact token counts are left to the
+    caller (`ReadOutcome.uncounted`)."""
     rel_path = job.rel_path
     try:
         read = read_file(job.abs_path, [job.root], job.max_bytes)
@@ -192,15 +219,35 @@ def read_and_analyse(job: ReadJob, encoding: str) -> ReadOutcome:
         return ReadOutcome(binary_row(rel_path, data, mtime_ns), SkipReason.BINARY)
     if job.check_secret and holds_private_key(data):
         return ReadOutcome(secret_row(rel_path, data, mtime_ns), SkipReason.SECRET)
+    uncounted: str | None = None
     try:
-        row = analyse(rel_path, data, len(data), mtime_ns, counter_for(encoding))
+        if encoding is None:
+            analysis = analyse_uncounted(rel_path, data, len(data), mtime_ns)
+            row = None if analysis is None else analysis[0]
+            uncounted = None if analysis is None else analysis[1]
+        else:
+            row = analyse(rel_path, data, len(data), mtime_ns, counter_for(encoding))
     except Exception as err:
         return ReadOutcome(None, "unparsable", f"{rel_path}: {type(err).__name__}: {err}")
     if row is None:
         return ReadOutcome(None, SkipReason.BINARY)
-    return ReadOutcome(row)
+    return ReadOutcome(row, uncounted=uncounted)
 
 
-def read_batch(batch: list[ReadJob], encoding: str) -> list[ReadOutcome]:
+def read_batch(batch: list[ReadJob], encoding: str | None) -> list[ReadOutcome]:
     """Process-pool entry point: a batch amortises pickling and task overhead."""
     return [read_and_analyse(job, encoding) for job in batch]
+
+
+def count_outcome(outcome: ReadOutcome, counter: TokenCounter, counted: dict[str, int]) -> ReadOutcome:
+    """The outcome with its row's exact token count filled in, if it still lacked one.
+
+    `counted` maps content hashes to counts already made in this pass: identical files
+    (a repository's empty `__init__.py`s, vendored copies) are counted once."""
+    text, row = outcome.uncounted, outcome.row
+    if text is None or row is None:
+        return outcome
+    tokens = counted.get(row.hash)
+    if tokens is None:
+        tokens = counted[row.hash] = counter.count(text)
+    return ReadOutcome(replace(row, tokens=tokens), outcome.skip_reason, outcome.error)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -302,11 +302,19 @@ def classify_file(
     return ScannedFile(abs_path, rel_path, st.st_size, st.st_mtime_ns), None
 
 
-def scan_folder(root: Path, rules: IgnoreRules, max_file_bytes: int, start: str = "") -> ScanResult:
+def scan_folder(
+    root: Path,
+    rules: IgnoreRules,
+    max_file_bytes: int,
+    start: str = "",
+    on_file: Callable[[ScannedFile], object] | None = None,
+) -> ScanResult:
     """Walk one workspace folder iteratively (deep trees must not hit the recursion limit).
 
     `start` limits the walk to a subdirectory (relative posix path), for the watcher;
-    paths in the result stay relative to `root`.
+    paths in the result stay relative to `root`. `on_file` is called with each indexed
+    file as the walk finds it (walk order, not the result's path order), so a cold index
+    can start parsing before the walk ends.
     """
     root = root.resolve()
     result = ScanResult()
@@ -368,6 +376,8 @@ def scan_folder(root: Path, rules: IgnoreRules, max_file_bytes: int, start: str 
                     result.too_large.append(rel)
             else:
                 result.files.append(scanned)
+                if on_file is not None:
+                    on_file(scanned)
     result.files.sort(key=lambda f: f.rel_path)
     return result
 

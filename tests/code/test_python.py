@@ -273,3 +273,38 @@ def test_stdlib_file_outlines_like_the_brief() -> None:
     assert {"JSONDecoder", "JSONDecoder.decode", "JSONDecoder.raw_decode", "py_scanstring"} <= set(names)
     assert o.docstring == "Implementation of JSONDecoder"
     assert not o.has_errors
+
+
+def _references_by_walk(source: bytes) -> tuple[tuple[str, int], ...]:
+    """What `references` means, by a plain walk of every node: identifiers outside import
+    statements, less one per definition name."""
+    root = python_module.python_parser().parse(source).root_node
+    counts: dict[str, int] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in ("import_statement", "import_from_statement", "future_import_statement"):
+            continue
+        if node.type == "identifier":
+            name = (node.text or b"").decode("utf-8", "replace")
+            counts[name] = counts.get(name, 0) + 1
+        stack.extend(node.children)
+    for symbol in outline_python(source).symbols:
+        counts[symbol.name] = counts.get(symbol.name, 0) - 1
+    return tuple(sorted((name, n) for name, n in counts.items() if n > 0))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        SAMPLE.encode(),
+        b"import a.b as c, d\nfrom .x.y import (z as w, v)\nfrom m import *\nfrom __future__ import annotations\n"
+        b"c.d(w, v, z)\nif x:\n    import q\n    q.r()\ndef f():\n    from p import f\n    return f(f)\n",
+        b"print 'py2'\nmatch = 1\nmatch match:\n    case [a, *rest]: type = a\nclass C(B): x: int = y\n",
+        b"def broken(:\n    import\n    return g(h)\nf'{name!r:{width}}' + caf\xc3\xa9\n",
+    ],
+)
+def test_references_match_a_plain_walk(source: bytes) -> None:
+    """Ensure that the query-based reference counts (identifiers sliced from the source,
+    imports' identifiers found by a query over each import) equal a plain node walk's."""
+    assert outline_python(source).references == _references_by_walk(source)

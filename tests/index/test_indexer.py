@@ -7,8 +7,10 @@ import time
 from pathlib import Path
 
 from ctx_lsp.config import Config
+from ctx_lsp.index.files import ReadOutcome, analyse, analyse_uncounted, count_outcome
 from ctx_lsp.index.folders import Folders
 from ctx_lsp.index.indexer import Change, FileOutcome, Indexer
+from ctx_lsp.tokens import counter_for
 from tests.conftest import write_tree
 
 
@@ -56,3 +58,60 @@ def test_refresh_skips_buffers_and_reports_only_changes(tmp_path: Path) -> None:
     (root / "b.py").write_text("B = 2\n")
     outcomes = indexer.refresh([root], files, skip=[str(root.resolve() / "b.py")])
     assert [(Path(o.abs_path).name, o.change) for o in outcomes] == [("a.py", Change.UPDATED)]
+
+
+def test_pool_pass_gives_the_rows_of_a_pass_in_one_process(tmp_path: Path) -> None:
+    """Ensure that a pass whose workers leave the counting to the indexing process (and
+    start while the walk runs) gives the same entries, counts and order as one that reads
+    every file itself: duplicates, docs, plain text, binaries and bad UTF-8 included."""
+    files: dict[str, str | bytes] = {f"pkg/m{i}.py": f"def f{i}(x):\n    return g(x) + {i}\n" for i in range(30)}
+    files |= {f"dup/{i}/__init__.py": "" for i in range(5)} | {f"same{i}.py": "import os\nos.sep\n" for i in range(4)}
+    files |= {"README.md": "# Title\n\nSome *docs*.\n", "notes.txt": "plain words " * 50, "blob.dat": b"a\x00b"}
+    files |= {"latin.py": "NAME = 'caf\xe9'\n".encode("latin-1")}
+    root = write_tree(tmp_path / "ws", files)
+    passes = []
+    for workers in (1, 2):
+        config = Config()
+        config.index.cache = False
+        config.index.workers = workers
+        folders = Folders([root], config.index.ignore, config.index.respect_gitignore)
+        entries, stats = Indexer(folders, config).index({}, None, force=False, stale=frozenset())
+        passes.append(([(p, e.hash, e.tokens, e.outline_json, e.language) for p, e in entries.items()], stats))
+    (one, one_stats), (pool, pool_stats) = passes
+    assert one == pool
+    assert (one_stats.parsed, one_stats.skipped) == (pool_stats.parsed, pool_stats.skipped)
+    counter = counter_for(Config().tokenizer)
+    by_path = {p: tokens for p, _h, tokens, _o, _l in pool}
+    assert by_path[str(root.resolve() / "pkg/m3.py")] == counter.count(files["pkg/m3.py"])  # type: ignore[arg-type]
+
+
+def test_counted_once_per_content_hash() -> None:
+    """Ensure that an uncounted analysis counted later gives the row `analyse` gives, and
+    that identical contents are counted once in a pass."""
+    counter = counter_for(Config().tokenizer)
+    calls: list[str] = []
+
+    class Counting:
+        name = counter.name
+
+        def count(self, text: str) -> int:
+            calls.append(text)
+            return counter.count(text)
+
+        def count_many(self, texts: list[str]) -> list[int]:
+            return [self.count(t) for t in texts]
+
+    data = b"def f():\n    return 1\n"
+    counted: dict[str, int] = {}
+    outcomes = []
+    for name in ("a.py", "b.py"):
+        analysis = analyse_uncounted(name, data, len(data), 7)
+        assert analysis is not None
+        row, text = analysis
+        assert row.tokens == 0 and text == data.decode()
+        outcomes.append(count_outcome(ReadOutcome(row, uncounted=text), Counting(), counted))
+    assert len(calls) == 1
+    assert [o.row for o in outcomes] == [analyse(n, data, len(data), 7, counter) for n in ("a.py", "b.py")]
+    assert all(o.uncounted is None for o in outcomes)
+    text_row = analyse_uncounted("notes.txt", b"words " * 10, 60, 7)
+    assert text_row is not None and text_row[1] is None and text_row[0].tokens == 15  # the chars/4 estimate

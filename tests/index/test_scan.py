@@ -155,3 +155,14 @@ def test_a_gitignore_that_is_a_fifo_or_a_link_out_is_not_read(tmp_path: Path) ->
     thread.start()
     thread.join(5)
     assert found == [["a.py", "sub/b.py", "sub/c.py"]]
+
+
+def test_on_file_sees_each_indexed_file_once(tmp_path: Path) -> None:
+    """Ensure that the walk hands every file it lists to `on_file` as it goes, and no other."""
+    root = write_tree(
+        tmp_path / "ws",
+        {"a.py": "", "b/c.py": "", "b/d/e.md": "", "big.txt": "x" * 200, "node_modules/x.js": "", "img.png": ""},
+    )
+    found: list[str] = []
+    result = scan_folder(root, IgnoreRules(root.resolve()), 100, on_file=lambda f: found.append(f.rel_path))
+    assert sorted(found) == _paths(result) == ["a.py", "b/c.py", "b/d/e.md"]
