@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ctx_lsp.code.outline import Outline, split_lines
+from ctx_lsp.code.outline_rows import RANK_FLOOR
 from ctx_lsp.code.tiers import FileBasis, OutlineRenderer
 from ctx_lsp.errors import CtxError
 from ctx_lsp.index.excerpts import Span, hot_spans
@@ -225,6 +226,19 @@ def _once(fn: Callable[[], T]) -> Callable[[], T]:
     return call
 
 
+def rank_order(ranks: Mapping[str, float]) -> tuple[tuple[str, ...], ...]:
+    """All an outline takes from ranks (`outline_rows.python_rows`): which names are ranked
+    and in what order, ties together (the file's line order breaks them). The values
+    differ with every task (a file's score scales them all), the order mostly does not, so
+    renderings keyed by the order are shared across tasks: a map shows the same hub files'
+    skeletons for most of them."""
+    tied: dict[float, list[str]] = {}
+    for name, rank in ranks.items():
+        if rank > RANK_FLOOR:
+            tied.setdefault(rank, []).append(name)
+    return tuple(tuple(sorted(tied[rank])) for rank in sorted(tied, reverse=True))
+
+
 def unchanged_on_disk(entry: IndexedFile) -> bool:
     """Whether the file is still the regular file of the size and modification time it was
     indexed with (its own metadata: a link put in its place is not followed). Then a text
@@ -270,7 +284,7 @@ def file_candidate(
     def ordering() -> tuple[Mapping[str, float], tuple]:
         """The ranks, and what orders the outline as a cache key (both computed once)."""
         rank_map = ranks() if ranks is not None else {}
-        return rank_map, (focus, tuple(sorted(rank_map.items())), compact, excerpts.key if excerpts else ())
+        return rank_map, (focus, rank_order(rank_map), compact, excerpts.key if excerpts else ())
 
     @_once
     def renderer() -> tuple[OutlineRenderer, bool]:
