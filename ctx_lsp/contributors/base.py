@@ -284,7 +284,7 @@ def file_candidate(
     def ordering() -> tuple[Mapping[str, float], tuple]:
         """The ranks, and what orders the outline as a cache key (both computed once)."""
         rank_map = ranks() if ranks is not None else {}
-        return rank_map, (focus, rank_order(rank_map), compact, excerpts.key if excerpts else ())
+        return rank_map, (focus, rank_order(rank_map), compact)
 
     @_once
     def renderer() -> tuple[OutlineRenderer, bool]:
@@ -319,7 +319,11 @@ def file_candidate(
     def rendering(t: Tier, cap: int) -> Rendering:
         # Keyed by the file's content hash and buffer version and by what orders the
         # outline, so renderings are shared across requests while the file is unchanged.
-        key = (*version, int(t), cap, ordering()[1] if t < Tier.FULL else ())
+        # Excerpts (the task's words) change only the focused tier.
+        shape = ordering()[1] if t < Tier.FULL else ()
+        if t == Tier.FOCUSED and excerpts is not None:
+            shape = (*shape, excerpts.key)
+        key = (*version, int(t), cap, shape)
         hit = ctx.renders.get(key)
         if hit is None:
             try:
