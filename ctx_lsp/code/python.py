@@ -12,6 +12,7 @@ walk uses an explicit stack so deeply nested code cannot hit the recursion limit
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import threading
@@ -25,16 +26,18 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from ctx_lsp.code.outline import (
     CONSTANT_TEXT_MAX_CHARS,
+    OUTLINE_JSON_VERSION,
     Constant,
     Import,
     Outline,
     Symbol,
     decode_source,
     outline_text,
+    outline_to_json,
 )
 from ctx_lsp.tokens import ellipsize
 
-__all__ = ["outline_python", "python_parser"]
+__all__ = ["outline_python", "outline_python_json", "python_parser"]
 
 
 log = logging.getLogger(__name__)
@@ -67,7 +70,6 @@ _IDENTIFIERS = Query(_PY_LANGUAGE, "(identifier) @id")
 
 _thread_state = threading.local()
 
-_TEXT_OF = attrgetter("text")
 _START_BYTE = attrgetter("start_byte")
 
 # Statements whose blocks may hold module-level imports and constants
@@ -209,8 +211,9 @@ def _header_colon(node: Node, body: Node | None) -> Node | None:
     return child
 
 
-def _symbols(src: bytes, def_nodes: list[Node], decorated_nodes: list[Node], call_nodes: list[Node]) -> list[Symbol]:
-    """Definitions in source order with their nesting, plus the calls each body makes.
+def _symbol_rows(src: bytes, def_nodes: list[Node], decorated_nodes: list[Node], call_nodes: list[Node]) -> list[list]:
+    """Definitions in source order with their nesting, plus the calls each body makes, as
+    lists of `Symbol`'s fields (what the outline JSON stores, but `is_async` a bool).
 
     Byte ranges from one tree nest, so a stack of the open definitions gives each one its
     parent, and the calls of a body are the sorted call positions inside it minus those
@@ -228,7 +231,7 @@ def _symbols(src: bytes, def_nodes: list[Node], decorated_nodes: list[Node], cal
             wrappers[definition.start_byte] = wrapper
     calls_sorted = sorted(call_nodes, key=_START_BYTE)
     call_starts = list(map(_START_BYTE, calls_sorted))
-    call_texts = list(map(_TEXT_OF, calls_sorted))
+    call_texts = [src[n.start_byte : n.end_byte] for n in calls_sorted]
 
     rows: list[list] = []  # Symbol fields, calls filled in at the end
     spans: list[tuple[int, int]] = []  # call-index range of each body
@@ -318,7 +321,7 @@ def _symbols(src: bytes, def_nodes: list[Node], decorated_nodes: list[Node], cal
         names.update(call_texts[pos:hi])
         if names:
             row[11] = tuple(sorted([n.decode("utf-8", "replace") for n in names]))
-    return [Symbol(*row) for row in rows]
+    return rows
 
 
 def _dotted(node: Node | None) -> str:
@@ -408,7 +411,7 @@ def _is_noisy_if(node: Node) -> bool:
 
 
 def _references(
-    src: bytes, id_nodes: list[Node], import_nodes: list[Node], symbols: list[Symbol]
+    src: bytes, id_nodes: list[Node], import_nodes: list[Node], symbol_rows: list[list]
 ) -> tuple[tuple[str, int], ...]:
     """Identifier counts without definition names and import statements (the graph wants
     uses, not declarations).
@@ -422,8 +425,8 @@ def _references(
         for node in import_nodes:
             for d in cursor.captures(node).get("id", ()):
                 counts[src[d.start_byte : d.end_byte]] -= 1
-    for s in symbols:
-        counts[s.name.encode("utf-8", "replace")] -= 1
+    for row in symbol_rows:
+        counts[row[1].encode("utf-8", "replace")] -= 1
     return tuple(sorted([(decode_source(name), n) for name, n in counts.items() if n > 0]))
 
 
@@ -439,20 +442,59 @@ def outline_python(source: bytes) -> Outline:
 
 
 def _outline_python(source: bytes) -> Outline:
-    root = python_parser().parse(source).root_node
-    captures = QueryCursor(_QUERY).captures(root)
-    symbols = _symbols(source, captures.get("def", []), captures.get("dec", []), captures.get("call", []))
-    imports, constants = _module_level(source, root)
+    docstring, imports, constants, rows, references, line_count, has_errors = _outline_parts(source)
     return Outline(
         language="python",
-        docstring=_docstring(root),
+        docstring=docstring,
         imports=tuple(imports),
         constants=tuple(constants),
-        symbols=tuple(symbols),
-        references=_references(source, captures.get("id", []), captures.get("imp", []), symbols),
-        line_count=_line_count_bytes(source),
-        has_errors=root.has_error,
+        symbols=tuple([Symbol(*row) for row in rows]),
+        references=references,
+        line_count=line_count,
+        has_errors=has_errors,
     )
+
+
+def outline_python_json(source: bytes) -> tuple[str, int, int]:
+    """`outline_to_json(outline_python(source))`, the outline's line count and its number
+    of symbols, without building the `Outline`: a cold index stores only the JSON, and
+    making Django's ~47,000 frozen `Symbol`s only to encode them cost ~0.2 s of CPU.
+    Never raises, like `outline_python`."""
+    try:
+        docstring, imports, constants, rows, references, line_count, has_errors = _outline_parts(source)
+    except Exception:
+        outline = outline_python(source)  # logs, and gives the bare outline
+        return outline_to_json(outline), outline.line_count, len(outline.symbols)
+    for row in rows:
+        row[12] = int(row[12])
+    text = json.dumps(
+        [
+            OUTLINE_JSON_VERSION,
+            "python",
+            docstring,
+            [[i.line, i.text, i.module, i.names] for i in imports],
+            [[c.line, c.name, c.text] for c in constants],
+            rows,
+            references,
+            line_count,
+            int(has_errors),
+        ],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return text, line_count, len(rows)
+
+
+def _outline_parts(
+    source: bytes,
+) -> tuple[str, list[Import], list[Constant], list[list], tuple[tuple[str, int], ...], int, bool]:
+    """An outline's fields (symbols as `_symbol_rows`), for an `Outline` or its JSON."""
+    root = python_parser().parse(source).root_node
+    captures = QueryCursor(_QUERY).captures(root)
+    rows = _symbol_rows(source, captures.get("def", []), captures.get("dec", []), captures.get("call", []))
+    imports, constants = _module_level(source, root)
+    references = _references(source, captures.get("id", []), captures.get("imp", []), rows)
+    return _docstring(root), imports, constants, rows, references, _line_count_bytes(source), root.has_error
 
 
 def _line_count_bytes(source: bytes) -> int:

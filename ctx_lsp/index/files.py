@@ -11,7 +11,8 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from ctx_lsp.code.outline import Outline, outline_for, outline_from_json, outline_to_json
+from ctx_lsp.code.outline import PYTHON_SUFFIXES, Outline, outline_for, outline_from_json, outline_to_json
+from ctx_lsp.code.python import outline_python_json
 from ctx_lsp.errors import OutsideWorkspace
 from ctx_lsp.gate import Refused, read_file
 from ctx_lsp.index.scan import SkipReason, looks_binary
@@ -78,12 +79,11 @@ def decode(data: bytes) -> tuple[str, bool]:
 
 def analyse(rel_path: str, data: bytes, size: int, mtime_ns: int, counter: TokenCounter) -> StoredFile | None:
     """Outline and count one file's bytes for the cache; None if the content is binary."""
-    analysis = _analyse(rel_path, data, size, mtime_ns)
+    analysis = analyse_uncounted(rel_path, data, size, mtime_ns)
     if analysis is None:
         return None
-    row, outline, text = analysis
-    tokens = row.tokens if text is None else counter.count(text)
-    return replace(row, tokens=tokens, outline_json=outline_to_json(outline))
+    row, text = analysis
+    return row if text is None else replace(row, tokens=counter.count(text))
 
 
 def analyse_uncounted(rel_path: str, data: bytes, size: int, mtime_ns: int) -> tuple[StoredFile, str | None] | None:
@@ -91,11 +91,26 @@ def analyse_uncounted(rel_path: str, data: bytes, size: int, mtime_ns: int) -> t
     value is text still to be counted (code and docs), and final otherwise. Worker
     processes of a cold index stop here and the indexing process counts, with the encoding
     it has loaded while they parsed (see `count_outcome`)."""
-    analysis = _analyse(rel_path, data, size, mtime_ns)
-    if analysis is None:
+    if looks_binary(data):
         return None
-    row, outline, text = analysis
-    return replace(row, outline_json=outline_to_json(outline)), text
+    text, replaced = decode(data)
+    source = data if not replaced else text.encode("utf-8")
+    if rel_path.lower().endswith(PYTHON_SUFFIXES):  # as `outline_for` decides
+        outline_json, line_count, symbols = outline_python_json(source)
+        return _row(rel_path, data, size, mtime_ns, text, replaced, "python", line_count, symbols, outline_json)
+    outline = outline_for(rel_path, source)
+    return _row(
+        rel_path,
+        data,
+        size,
+        mtime_ns,
+        text,
+        replaced,
+        outline.language,
+        outline.line_count,
+        len(outline.symbols),
+        outline_to_json(outline),
+    )
 
 
 def analyse_outline(
@@ -105,35 +120,44 @@ def analyse_outline(
     over as built and the row's `outline_json` is left empty. Encoding it only for the
     search postings to decode it again cost ~0.5 s of a 0.9 MB buffer's 40,000 definitions
     (issue 12), all of it while the next request waited."""
-    analysis = _analyse(rel_path, data, size, mtime_ns)
-    if analysis is None:
-        return None
-    row, outline, text = analysis
-    return (row if text is None else replace(row, tokens=counter.count(text))), outline
-
-
-def _analyse(rel_path: str, data: bytes, size: int, mtime_ns: int) -> tuple[StoredFile, Outline, str | None] | None:
-    """The row (outline JSON left empty), the outline, and the text to count exactly if
-    its language is counted exactly (then the row's `tokens` is 0; else it is the
-    estimate and the text is None)."""
     if looks_binary(data):
         return None
     text, replaced = decode(data)
     outline = outline_for(rel_path, data if not replaced else text.encode("utf-8"))
-    exact = outline.language in EXACT_TOKEN_LANGUAGES
+    row, uncounted = _row(
+        rel_path, data, size, mtime_ns, text, replaced, outline.language, outline.line_count, len(outline.symbols), ""
+    )
+    return (row if uncounted is None else replace(row, tokens=counter.count(uncounted))), outline
+
+
+def _row(
+    rel_path: str,
+    data: bytes,
+    size: int,
+    mtime_ns: int,
+    text: str,
+    replaced: bool,
+    language: str,
+    line_count: int,
+    symbols: int,
+    outline_json: str,
+) -> tuple[StoredFile, str | None]:
+    """A file's row, and its text if its language is counted exactly (then the row's
+    `tokens` is 0 until counted; otherwise it is the estimate and no text is returned)."""
+    exact = language in EXACT_TOKEN_LANGUAGES
     row = StoredFile(
         rel_path=rel_path,
         size=size,
         mtime_ns=mtime_ns,
         hash=content_hash(data),
-        language=outline.language,
+        language=language,
         tokens=0 if exact else math.ceil(len(text) / CHARS_PER_TOKEN_ESTIMATE),
-        line_count=outline.line_count,
-        symbols=len(outline.symbols),
+        line_count=line_count,
+        symbols=symbols,
         decode_replaced=replaced,
-        outline_json="",
+        outline_json=outline_json,
     )
-    return row, outline, text if exact else None
+    return row, text if exact else None
 
 
 BINARY_LANGUAGE = "binary"

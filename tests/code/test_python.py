@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctx_lsp.code import python as python_module
-from ctx_lsp.code.outline import Outline, Symbol, outline_for, split_lines
+from ctx_lsp.code.outline import Outline, Symbol, outline_for, outline_to_json, split_lines
 from ctx_lsp.code.python import outline_python
 from tests.code.conftest import SAMPLE
 
@@ -308,3 +308,34 @@ def test_references_match_a_plain_walk(source: bytes) -> None:
     """Ensure that the query-based reference counts (identifiers sliced from the source,
     imports' identifiers found by a query over each import) equal a plain node walk's."""
     assert outline_python(source).references == _references_by_walk(source)
+
+
+_PY_FRAGMENTS = [
+    "import os\n",
+    "from . import x as y\n",
+    "@dec(1)\n",
+    "async def f(a, *, b=2) -> int:\n",
+    "class C(B, metaclass=M):\n",
+    '    """Doc."""\n',
+    "    return g(a).h()\n",
+    "    def m(self): pass\n",
+    "X: int = 3\n",
+    "if TYPE_CHECKING:\n    import typing\n",
+    "café = 'ü'\n",
+    "def broken(:\n",
+    "    x = (\n        1,  # c\n    )\n",
+]
+
+
+@given(st.lists(st.sampled_from(_PY_FRAGMENTS), max_size=12), st.binary(max_size=40))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_json_path_equals_the_outline_encoded(fragments: list[str], noise: bytes) -> None:
+    """Ensure that the cold index's JSON-only path gives exactly the outline's JSON, line
+    count and number of symbols, for code with and without syntax errors."""
+    for source in ("".join(fragments).encode(), "".join(fragments).encode() + noise):
+        outline = outline_python(source)
+        assert python_module.outline_python_json(source) == (
+            outline_to_json(outline),
+            outline.line_count,
+            len(outline.symbols),
+        )
