@@ -220,7 +220,27 @@ class Indexer:
             to_read = len(reading)
             if progress:
                 progress(total - to_read, total, f"{to_read} files to parse")
-            outcomes = reading.finish(lambda done: progress and progress(total - to_read + done, total, "parsing"))
+
+            def store_batch(batch: Iterable[tuple[ReadJob, ReadOutcome]]) -> None:
+                """Cache a batch's rows as it comes back: the writes overlap the parsing of
+                the next ones instead of following the last."""
+                fresh: list[StoredFile] = []
+                touched: list[tuple[str, int, int]] = []
+                for job, outcome in batch:
+                    row = outcome.row
+                    if row is None:
+                        continue
+                    old = stored.get(job.rel_path)
+                    if row.language not in UNINDEXED_LANGUAGES and old is not None and old.hash == row.hash:
+                        touched.append((row.rel_path, row.size, row.mtime_ns))
+                    else:
+                        fresh.append(row)
+                store.put_many(fresh)
+                store.touch_many(touched)
+
+            outcomes = reading.finish(
+                lambda done: progress and progress(total - to_read + done, total, "parsing"), store_batch
+            )
         todo: list[ScannedFile] = []
         for sf in scan.files:  # path order, reused entries first, as the index has always held them
             entry = reused.get(sf.abs_path)
@@ -229,29 +249,19 @@ class Indexer:
                 stats.reused += 1
             elif sf.abs_path in outcomes:
                 todo.append(sf)
-        fresh: list[StoredFile] = []
-        touched: list[tuple[str, int, int]] = []
         for sf in todo:
             outcome = outcomes[sf.abs_path]
-            if outcome.row is not None and outcome.row.language in UNINDEXED_LANGUAGES:
-                fresh.append(outcome.row)
-                stats.skipped[UNINDEXED_LANGUAGES[outcome.row.language]] += 1
+            row = outcome.row
+            if row is not None and row.language in UNINDEXED_LANGUAGES:
+                stats.skipped[UNINDEXED_LANGUAGES[row.language]] += 1
                 continue
-            if outcome.row is None:
+            if row is None:
                 stats.skipped[outcome.skip_reason or SkipReason.UNREADABLE] += 1
                 if outcome.error and len(stats.problems) < MAX_REPORTED_PROBLEMS:
                     stats.problems.append(outcome.error)
                 continue
-            row = outcome.row
-            old = stored.get(sf.rel_path)
-            if old is not None and old.hash == row.hash:
-                touched.append((row.rel_path, row.size, row.mtime_ns))
-            else:
-                fresh.append(row)
             out[sf.abs_path] = to_indexed(row, root, sf.abs_path, self._folders.display_path(folder, sf.rel_path))
             stats.parsed += 1
-        store.put_many(fresh)
-        store.touch_many(touched)
         seen = {sf.rel_path for sf in scan.files}
         store.delete_many(p for p in stored if p not in seen)
         if progress:
@@ -442,23 +452,34 @@ class _Reading:
         if len(self._jobs) - self._queued >= BATCH_FILES:
             self._submit()
 
-    def finish(self, on_done: Callable[[int], object]) -> dict[str, ReadOutcome]:
-        """Every file's outcome, with exact token counts, by absolute path."""
+    def finish(
+        self,
+        on_done: Callable[[int], object],
+        on_batch: Callable[[list[tuple[ReadJob, ReadOutcome]]], object],
+    ) -> dict[str, ReadOutcome]:
+        """Every file's outcome, with exact token counts, by absolute path. `on_batch` gets
+        them a batch at a time as they are ready, `on_done` the number done so far."""
         results: dict[str, ReadOutcome] = {}
         if self._pool is None:  # too few files for a pool to pay off
             for i, job in enumerate(self._jobs, 1):
                 results[job.abs_path] = read_and_analyse(job, self._encoding)
                 if i % BATCH_FILES == 0:
                     on_done(i)
+            on_batch([(job, results[job.abs_path]) for job in self._jobs])
             return results
         self._submit()
         counter = counter_for(self._encoding)  # loads while the workers parse
         counted: dict[str, int] = {}
         done = 0
         for first, future in self._batches:
-            for job, outcome in zip(self._jobs[first:], future.result()):
-                results[job.abs_path] = count_outcome(outcome, counter, counted)
-                done += 1
+            batch = [
+                (job, count_outcome(outcome, counter, counted))
+                for job, outcome in zip(self._jobs[first:], future.result())
+            ]
+            for job, outcome in batch:
+                results[job.abs_path] = outcome
+            done += len(batch)
+            on_batch(batch)
             on_done(done)
         return results
 
