@@ -245,7 +245,7 @@ def _symbol_rows(src: bytes, def_nodes: list[Node], decorated_nodes: list[Node],
         while open_defs and open_defs[-1][0] <= start:
             open_defs.pop()
         outer = rows[open_defs[-1][1]] if open_defs else None
-        name = decode_source(name_node.text)  # type: ignore[arg-type]
+        name = src[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace")
         if node.type == "class_definition":
             kind = "class"
             is_async = False
@@ -294,7 +294,7 @@ def _symbol_rows(src: bytes, def_nodes: list[Node], decorated_nodes: list[Node],
                 kind,
                 signature,
                 decorators,
-                _docstring(body, src),
+                _docstring(body) if body is not None and _MAY_OPEN_DOCSTRING.match(src, body.start_byte) else "",
                 start_row + 1,
                 end_row + 1,
                 body_row + 1,
@@ -427,7 +427,7 @@ def _references(
                 counts[src[d.start_byte : d.end_byte]] -= 1
     for row in symbol_rows:
         counts[row[1].encode("utf-8", "replace")] -= 1
-    return tuple(sorted([(decode_source(name), n) for name, n in counts.items() if n > 0]))
+    return tuple(sorted([(name.decode("utf-8", "replace"), n) for name, n in counts.items() if n > 0]))
 
 
 def outline_python(source: bytes) -> Outline:

@@ -14,7 +14,7 @@ import multiprocessing
 import os
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -418,7 +418,9 @@ class _Reading:
     soon as it fills, so parsing overlaps the rest of the walk. Workers do not count
     tokens: this process loads the encoding while they parse (it need not be loaded before
     they fork, nor once per worker when they cannot fork) and counts each file exactly,
-    once per content hash, as its batch comes back. Fewer files are read here, in order.
+    once per content hash, as its batch comes back. Fewer files are read in this process,
+    in order. On Django (2 cores) the workers parse ~5.2 s of CPU between them and this
+    process counts ~1.3 s; with many more cores its counting would bound the pass.
     """
 
     def __init__(self, encoding: str, configured_workers: int):
@@ -428,7 +430,7 @@ class _Reading:
         self._queued = 0
         """Jobs handed to the pool so far (a prefix of `_jobs`)."""
         self._pool: ProcessPoolExecutor | None = None
-        self._batches: list[tuple[int, Future[list[ReadOutcome]]]] = []
+        self._batches: deque[tuple[int, Future[list[ReadOutcome]]]] = deque()
         """(index of the first job, its batch's result), in the order submitted."""
 
     def __len__(self) -> int:
@@ -471,7 +473,8 @@ class _Reading:
         counter = counter_for(self._encoding)  # loads while the workers parse
         counted: dict[str, int] = {}
         done = 0
-        for first, future in self._batches:
+        while self._batches:  # popped as consumed: a batch's texts are freed once counted
+            first, future = self._batches.popleft()
             batch = [
                 (job, count_outcome(outcome, counter, counted))
                 for job, outcome in zip(self._jobs[first:], future.result())
@@ -511,7 +514,7 @@ def _same_stat(entry: IndexedFile, size: int, mtime_ns: int) -> bool:
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
-    """fork is cheapest (workers inherit the loaded encoding) but unsafe once other
+    """fork is cheapest (workers inherit the imported modules) but unsafe once other
     threads exist (a lock held at fork time stays held in the child); then use spawn."""
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
