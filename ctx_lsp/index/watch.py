@@ -50,6 +50,8 @@ STORM_EVENTS = 500
 """A batch this big may have lost events in the kernel's queue: reconcile after it."""
 RECONCILE_QUIET_MS = 1000
 """Reconcile once no event has come for this long (a storm is over)."""
+MAX_RECONCILE_DEFER_MS = 10_000
+"""…and no request is being answered, or this long has passed without events anyway."""
 SETTLE_S = 0.06
 """A change reaches the index within about this long of being made (STEP_MS of quiet,
 then the refresh): `settle` waits for it."""
@@ -120,9 +122,18 @@ def _needs_new_watches(changes: set[tuple[object, str]]) -> bool:
 class Watcher:
     """A daemon thread that feeds file-system changes into `Workspace.refresh`."""
 
-    def __init__(self, workspace: Workspace, on_change: ChangeCallback | None = None):
+    def __init__(
+        self,
+        workspace: Workspace,
+        on_change: ChangeCallback | None = None,
+        serving: Callable[[], bool] | None = None,
+    ):
         self.workspace = workspace
         self.on_change = on_change
+        self.serving = serving
+        """True while requests are being answered: a reconcile (a scan of the whole tree,
+        ~0.25 s of CPU on Django) waits for a pause in them, up to MAX_RECONCILE_DEFER_MS,
+        rather than take half the interpreter from the requests of those moments."""
         self.state = "stopped"
         self.error: str | None = None
         self.events = 0
@@ -221,7 +232,7 @@ class Watcher:
         ):
             if not changes:
                 quiet_ms += STOP_POLL_MS
-                if self._reconcile_due and quiet_ms >= RECONCILE_QUIET_MS:
+                if self._reconcile_due and quiet_ms >= RECONCILE_QUIET_MS and self._may_reconcile(quiet_ms):
                     self._reconcile()
                 continue
             quiet_ms = 0
@@ -243,6 +254,9 @@ class Watcher:
             time.sleep(min(delay, SETTLE_S))
         with self._busy:
             pass
+
+    def _may_reconcile(self, quiet_ms: int) -> bool:
+        return self.serving is None or quiet_ms >= MAX_RECONCILE_DEFER_MS or not self.serving()
 
     def _reconcile(self) -> None:
         """Bring the index in line with the disk by a scan (the cache makes it cheap)."""

@@ -63,6 +63,35 @@ def test_changes_before_the_watches_are_in_place_are_reconciled(engine: Engine) 
     assert wait_until(lambda: watcher.reconciles >= 1)
 
 
+def test_a_reconcile_waits_for_a_pause_in_requests(engine: Engine, monkeypatch) -> None:
+    """Ensure that the start-up reconcile (a scan of the whole tree) waits while requests
+    are being answered, runs in the first pause, and never waits longer than
+    MAX_RECONCILE_DEFER_MS."""
+    serving = [True]
+    monkeypatch.setattr(engine.activity, "serving", lambda: serving[0])
+    watcher = engine.start_watching()
+    time.sleep((watch.RECONCILE_QUIET_MS + 3 * watch.STOP_POLL_MS) / 1000)
+    assert watcher.reconciles == 0  # due, quiet, but requests are running
+    serving[0] = False
+    assert wait_until(lambda: watcher.reconciles == 1)
+
+
+def test_a_reconcile_is_deferred_no_longer_than_its_limit(engine: Engine, monkeypatch) -> None:
+    monkeypatch.setattr(engine.activity, "serving", lambda: True)
+    monkeypatch.setattr(watch, "MAX_RECONCILE_DEFER_MS", watch.RECONCILE_QUIET_MS + 2 * watch.STOP_POLL_MS)
+    watcher = engine.start_watching()
+    assert wait_until(lambda: watcher.reconciles == 1)
+
+
+def test_an_engine_is_serving_during_a_request_and_shortly_after(engine: Engine) -> None:
+    assert not engine.activity.serving()
+    with engine.activity:
+        assert engine.activity.serving()
+    assert engine.activity.serving()  # within REQUEST_PAUSE_S of the end
+    time.sleep(0.6)
+    assert not engine.activity.serving()
+
+
 def test_a_storm_that_lost_events_is_reconciled(engine: Engine, monkeypatch) -> None:
     """Ensure that after a storm (a batch of STORM_EVENTS or more) the index is reconciled
     with a scan once quiet: files whose events the kernel dropped (here: a filter that
