@@ -14,6 +14,8 @@ picks an extractor by suffix; it imports them lazily, since they build on this m
 from __future__ import annotations
 
 import json
+import threading
+from collections import deque
 from dataclasses import dataclass
 
 __all__ = [
@@ -71,18 +73,211 @@ class Constant:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Outline:
-    """The shape of one file; see the module docstring."""
+_Parts = tuple[
+    str, str, tuple[Import, ...], tuple[Constant, ...], tuple[Symbol, ...], tuple[tuple[str, int], ...], int, bool
+]
+"""An outline's fields in constructor order: what `Outline` holds, or decodes from JSON."""
 
-    language: str
-    docstring: str
-    imports: tuple[Import, ...]
-    constants: tuple[Constant, ...]
-    symbols: tuple[Symbol, ...]
-    references: tuple[tuple[str, int], ...]
-    line_count: int
-    has_errors: bool
+_FIELDS = ("language", "docstring", "imports", "constants", "symbols", "references", "line_count", "has_errors")
+
+
+class Outline:
+    """The shape of one file; see the module docstring. Immutable, compared by value.
+
+    An extractor builds one whole. One read from the cache (`outline_from_json`) keeps
+    only its JSON and decodes it when a field is first read; the decoded fields are then
+    kept while they are used, within `DECODED_OUTLINES_MAX_CHARS` of JSON for the whole
+    process (issue 11: a warm engine holds every file's outline, but decoded, they took
+    ~50 MB of Django's ~300). The object itself stays, so a cache keyed by it stays valid.
+    """
+
+    __slots__ = ("_json", "_names", "_parts", "_used")
+
+    def __init__(
+        self,
+        language: str,
+        docstring: str,
+        imports: tuple[Import, ...],
+        constants: tuple[Constant, ...],
+        symbols: tuple[Symbol, ...],
+        references: tuple[tuple[str, int], ...],
+        line_count: int,
+        has_errors: bool,
+    ) -> None:
+        self._json: str | None = None
+        self._parts: _Parts | None = (
+            language,
+            docstring,
+            imports,
+            constants,
+            symbols,
+            references,
+            line_count,
+            has_errors,
+        )
+        self._used = False
+        self._names: frozenset[str] | None = None
+
+    @classmethod
+    def _stored(cls, text: str) -> Outline:
+        """An outline kept as its JSON (checked and decoded on first use)."""
+        outline = cls.__new__(cls)
+        outline._json = text
+        outline._parts = None
+        outline._used = False
+        outline._names = None
+        return outline
+
+    def _fields(self) -> _Parts:
+        parts = self._parts
+        if parts is None:
+            parts = self._decode()
+        else:
+            self._used = True
+        return parts
+
+    def _decode(self) -> _Parts:
+        assert self._json is not None
+        parts = _parts_from_json(self._json)
+        if self._names is None:
+            self._names = _names_of(parts[4], parts[3])
+        self._parts = parts
+        _DECODED.add(self)
+        return parts
+
+    def _evict(self) -> int:
+        """Drop the decoded fields (a stored outline only); returns the JSON's length."""
+        self._parts = None
+        self._used = False
+        return len(self._json or "")
+
+    @property
+    def language(self) -> str:
+        parts, text = self._parts, self._json
+        if parts is None and text is not None:  # read without decoding: `[1,"python",...`
+            start = len(_VERSION_PREFIX) + 1
+            end = text.find('"', start)
+            if text[start - 1] == '"' and end > 0 and "\\" not in text[start:end]:
+                return text[start:end]
+        return self._fields()[0]
+
+    @property
+    def docstring(self) -> str:
+        return self._fields()[1]
+
+    @property
+    def imports(self) -> tuple[Import, ...]:
+        return self._fields()[2]
+
+    @property
+    def constants(self) -> tuple[Constant, ...]:
+        return self._fields()[3]
+
+    @property
+    def symbols(self) -> tuple[Symbol, ...]:
+        return self._fields()[4]
+
+    @property
+    def references(self) -> tuple[tuple[str, int], ...]:
+        return self._fields()[5]
+
+    @property
+    def line_count(self) -> int:
+        if self._parts is None and self._json is not None:
+            return self._tail()[0]
+        return self._fields()[6]
+
+    @property
+    def has_errors(self) -> bool:
+        if self._parts is None and self._json is not None:
+            return self._tail()[1]
+        return self._fields()[7]
+
+    def _tail(self) -> tuple[int, bool]:
+        """(line count, has errors) read from the end of the JSON (`...,120,0]`), which
+        `outline_to_json` writes as plain numbers: a renderer asks for them before it
+        knows whether it needs the rest."""
+        text = self._json or ""
+        end = len(text) - 1
+        second = text.rfind(",", 0, end)
+        first = text.rfind(",", 0, second)
+        try:
+            return int(text[first + 1 : second]), text[second + 1 : end] == "1"
+        except ValueError:
+            parts = self._fields()
+            return parts[6], parts[7]
+
+    @property
+    def names(self) -> frozenset[str]:
+        """Every name the file defines: its symbols' (any depth) and its constants'. Kept
+        once known (it is small, and what the index's symbol table holds anyway)."""
+        names = self._names
+        if names is None:
+            parts = self._fields()
+            names = self._names = _names_of(parts[4], parts[3])
+        return names
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Outline):
+            return NotImplemented
+        return self is other or self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={value!r}" for name, value in zip(_FIELDS, self._fields()))
+        return f"Outline({inner})"
+
+    def __reduce__(self) -> tuple[type[Outline], _Parts]:
+        return (Outline, self._fields())
+
+
+def _names_of(symbols: tuple[Symbol, ...], constants: tuple[Constant, ...]) -> frozenset[str]:
+    return frozenset([*(s.name for s in symbols), *(c.name for c in constants)])
+
+
+DECODED_OUTLINES_MAX_CHARS = 6_000_000
+"""How much outline JSON may be held decoded at once, process-wide. Decoded, an outline
+takes ~4x its JSON (Django: 12 MB of JSON, ~50 MB decoded). Django, 60 bundles after
+warm-up (/tmp/memwork/misses.py): 3 MB held ~220 outlines and decoded 814 again (475 ms
+CPU, ~8 ms a bundle), 6 MB ~640 and 447 (150 ms, most of them the graph's first look at
+a file's symbols), everything none; RSS at the end 276 / 282 / 306 MB."""
+
+
+class _DecodedOutlines:
+    """Stored outlines whose fields are decoded, oldest first. Over the limit, the oldest
+    is dropped unless it was read since it was last looked at (then it goes to the back:
+    the CLOCK policy, so a read costs one flag and no lock)."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self._lock = threading.Lock()
+        self._queue: deque[Outline] = deque()
+        self._chars = 0
+
+    def add(self, outline: Outline) -> None:
+        with self._lock:
+            self._queue.append(outline)
+            self._chars += len(outline._json or "")
+            queue = self._queue
+            while self._chars > self.max_chars and len(queue) > 1:
+                oldest = queue.popleft()
+                if oldest._used and oldest._parts is not None:
+                    oldest._used = False
+                    queue.append(oldest)
+                else:
+                    self._chars -= oldest._evict()
+
+    def clear(self) -> None:
+        """Drop every decoded outline (for tests)."""
+        with self._lock:
+            while self._queue:
+                self._queue.popleft()._evict()
+            self._chars = 0
+
+
+_DECODED = _DecodedOutlines(DECODED_OUTLINES_MAX_CHARS)
 
 
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -139,6 +334,8 @@ def outline_for(path: str, source: bytes) -> Outline:
 
 def outline_to_json(o: Outline) -> str:
     """Compact JSON of an outline; `outline_from_json` gives back an equal Outline."""
+    if o._json is not None:
+        return o._json
     return json.dumps(
         [
             OUTLINE_JSON_VERSION,
@@ -174,24 +371,34 @@ def outline_to_json(o: Outline) -> str:
 
 
 def outline_from_json(s: str) -> Outline:
-    """Inverse of `outline_to_json`. Raises ValueError for another format version, so a
-    cache can treat that as a miss."""
+    """Inverse of `outline_to_json`: an equal Outline, kept as this JSON and decoded on
+    first use (see `Outline`). Raises ValueError for another format version, so a cache
+    can treat that as a miss (the version is read without decoding the rest)."""
+    if not s.startswith(_VERSION_PREFIX):
+        raise ValueError("outline JSON of another format version")
+    return Outline._stored(s)
+
+
+_VERSION_PREFIX = f"[{OUTLINE_JSON_VERSION},"
+
+
+def _parts_from_json(s: str) -> _Parts:
     data = json.loads(s)
     if not isinstance(data, list) or not data or data[0] != OUTLINE_JSON_VERSION:
         raise ValueError("outline JSON of another format version")
     _, language, docstring, imports, constants, symbols, references, line_count, errors = data
-    return Outline(
-        language=language,
-        docstring=docstring,
-        imports=tuple(Import(line, text, module, tuple(names)) for line, text, module, names in imports),
-        constants=tuple(Constant(line, name, text) for line, name, text in constants),
-        symbols=tuple(
+    return (
+        language,
+        docstring,
+        tuple(Import(line, text, module, tuple(names)) for line, text, module, names in imports),
+        tuple(Constant(line, name, text) for line, name, text in constants),
+        tuple(
             Symbol(q, n, k, sig, tuple(dec), doc, sl, el, bl, d, p, tuple(calls), bool(a))
             for q, n, k, sig, dec, doc, sl, el, bl, d, p, calls, a in symbols
         ),
-        references=tuple((name, count) for name, count in references),
-        line_count=line_count,
-        has_errors=bool(errors),
+        tuple((name, count) for name, count in references),
+        line_count,
+        bool(errors),
     )
 
 

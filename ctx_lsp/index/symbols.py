@@ -124,7 +124,7 @@ class SymbolTable:
 
 
 def names_in(outline: Outline) -> frozenset[str]:
-    return frozenset([*(s.name for s in outline.symbols), *(c.name for c in outline.constants)])
+    return outline.names  # kept by the outline, which need not be decoded again for it
 
 
 # ---------------------------------------------------------------- what a name means

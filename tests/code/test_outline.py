@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctx_lsp.code import outline as outline_module
 from ctx_lsp.code import python as python_module
 from ctx_lsp.code.outline import Outline, outline_for, outline_from_json, outline_text, outline_to_json
 from ctx_lsp.vocabulary import Tier
@@ -88,3 +91,51 @@ def test_outline_text() -> None:
     assert outline_text("") == Outline("text", "", (), (), (), (), 0, False)
     o = outline_text("\n\n  hello  \nworld")
     assert o.docstring == "hello" and o.line_count == 4
+
+
+# -- outlines from the cache: kept as JSON, decoded when read (issue 11, memory) --------
+
+
+def test_a_stored_outline_is_decoded_on_first_read(sample: Outline) -> None:
+    """Ensure that an outline read from JSON equals the original, and that its language,
+    line count and error flag are read without decoding the rest."""
+    stored = outline_from_json(outline_to_json(sample))
+    assert stored._parts is None
+    assert (stored.language, stored.line_count, stored.has_errors) == (
+        sample.language,
+        sample.line_count,
+        sample.has_errors,
+    )
+    assert stored._parts is None
+    assert stored.symbols == sample.symbols and stored._parts is not None
+    assert stored == sample and hash(stored) == hash(sample)
+    assert stored.names == frozenset([*(s.name for s in sample.symbols), *(c.name for c in sample.constants)])
+    assert outline_to_json(stored) == outline_to_json(sample)
+    assert pickle.loads(pickle.dumps(stored)) == sample
+
+
+def test_decoded_outlines_are_bounded(sample: Outline, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ensure that past the limit the oldest decoded outline is dropped back to its JSON
+    (and decoded again, equal, when read), that one read since it was last looked at gets
+    a second chance, and that dropping keeps the object (caches keyed by it stay valid)."""
+    text = outline_to_json(sample)
+    decoded = outline_module._DecodedOutlines(max_chars=2 * len(text))
+    monkeypatch.setattr(outline_module, "_DECODED", decoded)
+    a, b, c = (outline_from_json(text) for _ in range(3))
+    assert a.symbols and b.symbols  # two fit
+    assert a._parts is not None and b._parts is not None
+    a.imports  # noqa: B018 — read again: a gets a second chance
+    assert c.symbols
+    assert a._parts is not None and b._parts is None and c._parts is not None
+    assert b == sample and b._parts is not None  # decoded again on read
+    names = a.names
+    decoded.clear()
+    assert a._parts is None and a.names is names  # names are kept
+    assert a == sample
+
+
+def test_a_stored_outline_with_odd_json_still_reads_right() -> None:
+    """Ensure that the fields read without decoding fall back to decoding when the JSON
+    does not have the expected shape."""
+    odd = outline_from_json('[1,"py\\u0074hon","",[],[],[],[],3 ,1]')
+    assert odd.language == "python" and odd.line_count == 3 and odd.has_errors is True

@@ -68,7 +68,7 @@ def _request_facts(edges: Edges, result: RankResult) -> tuple[dict[str, float], 
     working_uses: dict[str, float] = {}
     for f, w in result.working.items():
         if f in facts:
-            for name, count in facts[f].references:
+            for name, count in zip(facts[f].used, facts[f].uses):
                 working_uses[name] = working_uses.get(name, 0.0) + w * sqrt_units(count)
     mentioned = {name for names in result.mentioned_in.values() for name in names}
     _last[:] = [(edges, result, working_uses, mentioned)]

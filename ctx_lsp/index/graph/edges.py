@@ -158,7 +158,7 @@ class Edges:
         for f, ff in self.facts.items():
             for name in ff.defines:
                 definers[name] = (*definers.get(name, ()), f)
-            for name, count in ff.references:
+            for name, count in zip(ff.used, ff.uses):
                 users.setdefault(name, {})[f] = count
                 use_units[name] = use_units.get(name, 0) + sqrt_units(count)
             self.modules.add(f, ff.modules)
@@ -167,7 +167,7 @@ class Edges:
         factors = self._factors
         for f, ff in self.facts.items():
             row = self._delta_row(f)
-            for name, count in ff.references:
+            for name, count in zip(ff.used, ff.uses):
                 factor = factors.get(name)
                 if factor:
                     units = reference_units(count, factor)
@@ -189,8 +189,9 @@ class Edges:
             self._change_definer(name, f, add=False)
         for name in new_defs - old_defs:
             self._change_definer(name, f, add=True)
-        if old is None or new is None or old.references != new.references:
-            self._change_uses(f, dict(old.references) if old else {}, dict(new.references) if new else {})
+        if old is None or new is None or (old.used, old.uses) != (new.used, new.uses):
+            old_uses = dict(zip(old.used, old.uses)) if old else {}
+            self._change_uses(f, old_uses, dict(zip(new.used, new.uses)) if new else {})
 
         self.modules.rename(f, old.modules if old else (), new.modules if new else (), dirty)
         if old is not None:

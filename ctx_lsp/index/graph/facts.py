@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from sys import intern
 
 from ctx_lsp.code.outline import Outline
 from ctx_lsp.index.files import IndexedFile
@@ -28,8 +29,11 @@ class Definition:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class FileFacts:
-    """What the graph takes from one indexed file (`facts_for`), keyed by its abs path. The
-    outline's own tuples are shared, not copied: the index keeps the outline alive anyway.
+    """What the graph takes from one indexed file (`facts_for`), keyed by its abs path.
+
+    Kept for every Python file while the outline itself is decoded only when used
+    (`Outline`), so what is kept is compact: names interned (a name is used by many
+    files), the uses as two parallel tuples rather than a pair per use.
 
     `imports` holds the raw statements: what they resolve to depends on which other files
     exist, so they are resolved again when those come or go.
@@ -41,7 +45,8 @@ class FileFacts:
     package: str  # dotted package its relative imports start from
     defines: frozenset[str]  # names of its `Definition`s
     called: frozenset[str]  # simple names its symbols call
-    references: tuple[tuple[str, int], ...]  # (name, uses in the file), from the outline
+    used: tuple[str, ...]  # the names it uses (the outline's references), in its order
+    uses: tuple[int, ...]  # how often it uses each
     imports: tuple[ImportStatement, ...]
     outline: Outline
 
@@ -68,16 +73,20 @@ def facts_for(entry: IndexedFile) -> FileFacts | None:
         return None
     outline = entry.outline
     modules, package = module_names(entry.rel_path)
+    references = outline.references
     return FileFacts(
         path=entry.path,
         root=entry.root,
         modules=modules,
         package=package,
-        defines=frozenset(row[1] for row in _definition_rows(outline)),
-        called=frozenset(name for sym in outline.symbols for name in sym.calls),
-        references=outline.references,
+        defines=frozenset([intern(row[1]) for row in _definition_rows(outline)]),
+        called=frozenset([intern(name) for sym in outline.symbols for name in sym.calls]),
+        used=tuple([intern(name) for name, _ in references]),
+        uses=tuple([count for _, count in references]),
         imports=tuple(
-            (imp.module, imp.names, not imp.text.startswith("import")) for imp in outline.imports if imp.module
+            (intern(imp.module), tuple(map(intern, imp.names)), not imp.text.startswith("import"))
+            for imp in outline.imports
+            if imp.module
         ),
         outline=outline,
     )
