@@ -96,19 +96,24 @@ def swap(path: Path, replacement: Callable[[Path], None]) -> None:
 # ---------------------------------------------------------------- files swapped after indexing
 
 
+def link_out(root: Path, outside: Path, what: str) -> None:
+    """Replace pkg/tokens.py ("file") or its directory ("parent-directory") with a link out."""
+    if what == "file":
+        swap(root / "pkg" / "tokens.py", lambda p: p.symlink_to(outside / "stolen.py"))
+        return
+    for name in ("tokens.py", "bundle.py", "__init__.py"):
+        (root / "pkg" / name).unlink()
+    (root / "pkg").rmdir()
+    (root / "pkg").symlink_to(outside / "pkg")
+
+
 @pytest.mark.parametrize("what", ["file", "parent-directory"])
 def test_a_link_out_swapped_in_after_indexing_is_never_read(engine: Engine, outside: Path, what: str) -> None:
     """Ensure that a workspace file (or its directory) replaced after indexing by a link
     out of the workspace is not read, with or without a refresh in between, and that
     status names it as refused."""
     root = engine.roots[0]
-    if what == "file":
-        swap(root / "pkg" / "tokens.py", lambda p: p.symlink_to(outside / "stolen.py"))
-    else:
-        for name in ("tokens.py", "bundle.py", "__init__.py"):
-            (root / "pkg" / name).unlink()
-        (root / "pkg").rmdir()
-        (root / "pkg").symlink_to(outside / "pkg")
+    link_out(root, outside, what)
     assert OUTSIDE not in bundle_text(engine, query="count tokens TokenCounter")
     assert engine.status().refused.get("pkg/tokens.py") == "outside"
     engine.refresh([root / "pkg" / "tokens.py", root / "pkg"])
@@ -126,13 +131,7 @@ def test_a_link_out_swapped_in_after_a_bundle_is_never_read(engine: Engine, outs
     root = engine.roots[0]
     before = bundle_text(engine, query="count tokens TokenCounter", tier=1)
     assert "def count_tokens" in before and OUTSIDE not in before
-    if what == "file":
-        swap(root / "pkg" / "tokens.py", lambda p: p.symlink_to(outside / "stolen.py"))
-    else:
-        for name in ("tokens.py", "bundle.py", "__init__.py"):
-            (root / "pkg" / name).unlink()
-        (root / "pkg").rmdir()
-        (root / "pkg").symlink_to(outside / "pkg")
+    link_out(root, outside, what)
     assert OUTSIDE not in bundle_text(engine, query="tokens counted by count_tokens")
     assert engine.status().refused.get("pkg/tokens.py") == "outside"
 
