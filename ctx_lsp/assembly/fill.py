@@ -193,7 +193,7 @@ def _depth_fit(c: Candidate, room: int, pricer: Pricer) -> Placed | None:
     # cap first to see whether it fits cost up to ~60 ms on a big module (Django's
     # autodetector.py), and a rendering cut to the room keeps the bodies first anyway.
     part = cut_fit(c, room, pricer, Tier.FOCUSED)
-    if part is None or not (part.rendering.shown_symbols or not part.rendering.truncated):
+    if part is None or (part.rendering.truncated and not part.rendering.shown_symbols):
         return None  # a cut that shows no body is an outline, which breadth places better
     return replace(part, how=Placement.DEPTH)
 
