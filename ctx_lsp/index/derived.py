@@ -17,6 +17,13 @@ stored next to the files, each under a digest of exactly what it was derived fro
   tolerance and `RANK_VERSION`. Any change of the graph changes the digest, so a stored
   rank is only used for the very graph it was computed on.
 
+- **the reference graph** (`derived`, key `reference_graph`, in the first folder's cache):
+  one image of its facts and edges as flat arrays (`graph.image.GraphImage`), with each
+  file's display path and content hash, under a digest of `GRAPH_VERSION` (the source of
+  the modules that derive facts and edges, and of the tuned numbers) and every byte. Like
+  the postings, a process restores it, applies only the files that differ, and writes it
+  back when any did.
+
 An SQLite error while reading is reported in status (the store's warnings) and the state
 is derived in memory, as without a cache. Nothing is written for in-memory stores or for
 editor buffers (their content is not the disk's).
@@ -34,8 +41,12 @@ from array import array
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ctx_lsp import relevance
+from ctx_lsp.code import outline
 from ctx_lsp.index import search, terms
 from ctx_lsp.index.files import IndexedFile
+from ctx_lsp.index.graph import edges, facts, image, modules
+from ctx_lsp.index.graph.image import GraphImage
 from ctx_lsp.index.graph.ranking import Row
 from ctx_lsp.index.search import PostingsImage
 from ctx_lsp.index.store import IndexStore
@@ -43,7 +54,7 @@ from ctx_lsp.relevance import DAMPING, GLOBAL_TOLERANCE, NAME_BOOST, PATH_BOOST
 
 log = logging.getLogger(__name__)
 
-__all__ = ["RANK_KEY", "SEARCH_VERSION", "DerivedCache"]
+__all__ = ["GRAPH_KEY", "RANK_KEY", "SEARCH_VERSION", "DerivedCache"]
 
 StoreFor = Callable[[str | None], IndexStore | None]
 """The opened cache of a folder (by its root), or of the first folder for None."""
@@ -80,6 +91,9 @@ _IMAGE_ARRAYS = (
 )
 _IMAGE_STRINGS = ("files", "paths", "hashes", "symbols", "kinds", "terms")
 IMAGE_VERSION = f"{SEARCH_VERSION}:{_ARRAY_FORMAT}"
+GRAPH_KEY = "reference_graph"
+GRAPH_VERSION = f"1:{_source_digest(facts, edges, modules, image, relevance, outline)}:{image.ARRAY_FORMAT}"
+"""Changes when the way the graph is derived from outlines may have changed."""
 
 
 def _digest(*parts: str) -> str:
@@ -102,6 +116,9 @@ class DerivedCache:
         self.image_loaded = 0  # whole postings read back
         self.image_rejected = 0  # a stored image that did not match
         self.image_saved = 0
+        self.graph_loaded = 0
+        self.graph_rejected = 0
+        self.graph_saved = 0
 
     def _store(self, root: str | None) -> IndexStore | None:
         store = self._store_for(root)
@@ -146,6 +163,37 @@ class DerivedCache:
         value = _pack_image(image)
         store.put_derived(POSTINGS_KEY, _bytes_digest(IMAGE_VERSION, value), value)
         self.image_saved += 1
+
+    # ------------------------------------------------------------------ the graph
+    def load_graph(self) -> GraphImage | None:
+        store = self._store(None)
+        if store is None:
+            return None
+        try:
+            row = store.load_derived(GRAPH_KEY)
+        except sqlite3.Error as err:
+            self._warn(store, "graph", err)
+            return None
+        if row is None:
+            return None
+        digest, value = row
+        if not isinstance(value, bytes) or digest != _bytes_digest(GRAPH_VERSION, value):
+            self.graph_rejected += 1
+            return None
+        found = image.unpack(value)
+        if found is None:
+            self.graph_rejected += 1
+            return None
+        self.graph_loaded += 1
+        return found
+
+    def save_graph(self, graph: GraphImage) -> None:
+        store = self._store(None)
+        if store is None:
+            return
+        value = image.pack(graph)
+        store.put_derived(GRAPH_KEY, _bytes_digest(GRAPH_VERSION, value), value)
+        self.graph_saved += 1
 
     # ------------------------------------------------------------------ the global rank
     @staticmethod
@@ -224,10 +272,11 @@ def _unpack_image(value: bytes) -> PostingsImage | None:
     size = array("i").itemsize
     view = memoryview(value)  # slices without copies
     for name, length in zip(_IMAGE_ARRAYS, lengths):
-        column = array("i")
-        column.frombytes(view[offset : offset + length * size])
-        if len(column) != length:
+        chunk = view[offset : offset + length * size]
+        if type(length) is not int or len(chunk) != length * size:  # frombytes raises on a partial item
             return None
+        column = array("i")
+        column.frombytes(chunk)
         arrays[name] = column
         offset += length * size
     n_docs = len(strings["symbols"])

@@ -19,12 +19,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import Protocol
 
 from ctx_lsp.index.changes import ChangeQueue
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.graph import calls, definitions
 from ctx_lsp.index.graph.calls import SymbolRef
 from ctx_lsp.index.graph.edges import Edges, GraphSnapshot, name_factor, reference_units
+from ctx_lsp.index.graph.facts import PYTHON
+from ctx_lsp.index.graph.image import GraphImage
 from ctx_lsp.index.graph.modules import module_names, resolve_relative
 from ctx_lsp.index.graph.ranking import DefinitionRank, FileRank, PageRank, RankCache, RankResult, push, seeds
 from ctx_lsp.relevance import DEFINITION_FILES, DEFINITIONS_PER_FILE, FILES_LISTED
@@ -32,6 +35,8 @@ from ctx_lsp.relevance import DEFINITION_FILES, DEFINITIONS_PER_FILE, FILES_LIST
 __all__ = [
     "DefinitionRank",
     "FileRank",
+    "GraphCache",
+    "GraphImage",
     "GraphSnapshot",
     "RankCache",
     "RankResult",
@@ -45,6 +50,16 @@ __all__ = [
 ]
 
 
+class GraphCache(RankCache, Protocol):
+    """Where the graph and its global rank are kept between processes (`index/derived.py`)."""
+
+    def load_graph(self) -> GraphImage | None:
+        """The stored image, if it is intact and was derived the way this version derives."""
+        ...
+
+    def save_graph(self, image: GraphImage) -> None: ...
+
+
 class ReferenceGraph:
     """Files, definitions, uses and imports of a workspace, kept current with its index.
 
@@ -54,11 +69,14 @@ class ReferenceGraph:
     guards the queue alone, so `update` never waits for a query.)
     """
 
-    def __init__(self, rank_cache: RankCache | None = None) -> None:
+    def __init__(self, cache: GraphCache | None = None) -> None:
         self._lock = threading.Lock()
         self._changes = ChangeQueue()
         self._edges = Edges()
-        self._pagerank = PageRank(rank_cache)
+        self._cache = cache
+        self._pagerank = PageRank(cache)
+        self.from_image = False
+        """The graph was restored from the cache's image (for tests and benchmarks)."""
 
     @property
     def global_from_cache(self) -> bool:
@@ -82,7 +100,27 @@ class ReferenceGraph:
         pending = self._changes.drain()
         if pending:
             with self._lock:
-                self._edges.apply(pending)
+                if not self._edges.facts and len(pending) > 1 and all(e is not None for e in pending.values()):
+                    self._first_pass(pending)
+                else:
+                    self._edges.apply(pending)
+
+    def _first_pass(self, pending: Mapping[str, IndexedFile | None]) -> None:
+        """A full index pass into an empty graph: restore the cache's image and apply only
+        what changed since it was taken; without one, build. Either way, leave an image of
+        the result for the next process, unless nothing changed or editor buffers are in
+        it (images are of what is on disk)."""
+        entries = {f: e for f, e in pending.items() if e is not None and e.language == PYTHON}
+        image = self._cache.load_graph() if self._cache is not None else None
+        left: Mapping[str, IndexedFile | None] = pending
+        if image is not None:
+            left = self._edges.restore(image, entries)
+            self.from_image = True
+        if left:
+            self._edges.apply(left)
+        on_disk = all(e.overlay_version is None for e in entries.values())
+        if self._cache is not None and left and on_disk:
+            self._cache.save_graph(self._edges.export_image({f: e.hash for f, e in entries.items()}))
 
     def warm_up(self) -> None:
         """Build the graph and its global rank now (~0.5 s + ~0.3 s for Django), rather

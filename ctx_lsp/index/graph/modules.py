@@ -7,7 +7,7 @@ those importers are resolved again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 __all__ = ["ImportStatement", "ModuleIndex", "import_probes", "module_names", "resolve_relative", "stem_of"]
@@ -129,6 +129,17 @@ class ModuleIndex:
         """Drop what a removed file's imports tried."""
         for key in self._probes.pop(f, frozenset()):
             _discard(self._probers, key, f)
+
+    def probes_of(self, f: str) -> frozenset[str]:
+        """The module names f's imports tried when last resolved (for the graph's image)."""
+        return self._probes.get(f, frozenset())
+
+    def restore_probes(self, f: str, probes: Sequence[str]) -> None:
+        """Remember the names f's imports tried, as an image recorded them (f new here)."""
+        if probes:
+            self._probes[f] = frozenset(probes)
+            for key in probes:
+                self._probers.setdefault(key, set()).add(f)
 
     def resolve(
         self,
