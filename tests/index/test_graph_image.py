@@ -10,7 +10,7 @@ import shutil
 import sqlite3
 import tempfile
 from array import array
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,10 @@ FILES = {
 }
 
 
+FACTS = ("path", "root", "modules", "package", "defines", "called", "used", "uses", "imports")
+"""What a file's facts say (their outline aside, which is the index's)."""
+
+
 def _engine(root: Path, cache: bool = True) -> Engine:
     engine = Engine([root], None if cache else {"index": {"cache": False}})
     engine.index()
@@ -58,10 +62,7 @@ def _state(engine: Engine) -> dict[str, Any]:
     engine.graph.catch_up()
     edges: Edges = engine.graph._edges
     edges._index_uses()  # a restored graph builds its users on its first change
-    facts = {
-        f: tuple(getattr(ff, field.name) for field in fields(ff) if field.name != "outline")
-        for f, ff in edges.facts.items()
-    }
+    facts = {f: tuple(getattr(ff, name) for name in FACTS) for f, ff in edges.facts.items()}
     return {
         "snapshot": engine.graph.snapshot(),
         "facts": facts,

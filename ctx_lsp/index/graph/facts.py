@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from sys import intern
 
@@ -27,6 +27,10 @@ class Definition:
     line: int
 
 
+Uses = tuple[tuple[str, ...], tuple[int, ...], tuple[ImportStatement, ...]]
+"""(used, uses, imports) of one file: see `FileFacts`."""
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class FileFacts:
     """What the graph takes from one indexed file (`facts_for`), keyed by its abs path.
@@ -34,6 +38,10 @@ class FileFacts:
     Kept for every Python file while the outline itself is decoded only when used
     (`Outline`), so what is kept is compact: names interned (a name is used by many
     files), the uses as two parallel tuples rather than a pair per use.
+
+    `used`, `uses` and `imports` are only read when the graph changes or for a request's
+    few working files, so facts restored from the cache's image decode them on first
+    read (`later`): on a 20,000-file workspace they are most of the image.
 
     `imports` holds the raw statements: what they resolve to depends on which other files
     exist, so they are resolved again when those come or go.
@@ -45,10 +53,30 @@ class FileFacts:
     package: str  # dotted package its relative imports start from
     defines: frozenset[str]  # names of its `Definition`s
     called: frozenset[str]  # simple names its symbols call
-    used: tuple[str, ...]  # the names it uses (the outline's references), in its order
-    uses: tuple[int, ...]  # how often it uses each
-    imports: tuple[ImportStatement, ...]
     outline: Outline
+    known: list[Uses]
+    """[(used, uses, imports)] once known; empty until `later` has been asked."""
+    later: Callable[[], Uses] | None = None
+
+    @property
+    def used(self) -> tuple[str, ...]:
+        """The names it uses (the outline's references), in its order."""
+        return self._uses()[0]
+
+    @property
+    def uses(self) -> tuple[int, ...]:
+        """How often it uses each of `used`."""
+        return self._uses()[1]
+
+    @property
+    def imports(self) -> tuple[ImportStatement, ...]:
+        return self._uses()[2]
+
+    def _uses(self) -> Uses:
+        if not self.known:  # the graph's lock is held: one thread decodes
+            assert self.later is not None
+            self.known.append(self.later())
+        return self.known[0]
 
 
 def _definition_rows(outline: Outline) -> Iterator[tuple[str, str, str, int]]:
@@ -81,14 +109,18 @@ def facts_for(entry: IndexedFile) -> FileFacts | None:
         package=package,
         defines=frozenset([intern(row[1]) for row in _definition_rows(outline)]),
         called=frozenset([intern(name) for sym in outline.symbols for name in sym.calls]),
-        used=tuple([intern(name) for name, _ in references]),
-        uses=tuple([count for _, count in references]),
-        imports=tuple(
-            (intern(imp.module), tuple(map(intern, imp.names)), not imp.text.startswith("import"))
-            for imp in outline.imports
-            if imp.module
-        ),
         outline=outline,
+        known=[
+            (
+                tuple([intern(name) for name, _ in references]),
+                tuple([count for _, count in references]),
+                tuple(
+                    (intern(imp.module), tuple(map(intern, imp.names)), not imp.text.startswith("import"))
+                    for imp in outline.imports
+                    if imp.module
+                ),
+            )
+        ],
     )
 
 
