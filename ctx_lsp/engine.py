@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctx_lsp import __version__
 from ctx_lsp.assembly import pipeline
@@ -23,7 +23,6 @@ from ctx_lsp.assembly.budget import plan_budget
 from ctx_lsp.code.tiers import render
 from ctx_lsp.config import LoadedConfig, load
 from ctx_lsp.contributors.base import RenderCache
-from ctx_lsp.docs.library import DocsResult, LibraryDocs, LibraryMatch
 from ctx_lsp.errors import CtxError
 from ctx_lsp.history.windowing import WindowResult, window_messages
 from ctx_lsp.index.derived import DerivedCache
@@ -34,6 +33,10 @@ from ctx_lsp.index.symbols import SymbolTable, lookup
 from ctx_lsp.index.watch import Watcher
 from ctx_lsp.index.workspace import IndexStats, ProgressFn, Refresh, Workspace
 from ctx_lsp.tokens import TokenCounter, counter_for
+
+if TYPE_CHECKING:  # imported where used: most processes (a CLI bundle) never read library docs
+    from ctx_lsp.docs.library import DocsResult, LibraryDocs, LibraryMatch
+
 from ctx_lsp.vocabulary import (
     BundleRequest,
     BundleResult,
@@ -309,6 +312,8 @@ class Engine:
     @property
     def library_docs(self) -> LibraryDocs:
         """Created on first use: finding the environment costs a subprocess."""
+        from ctx_lsp.docs.library import LibraryDocs
+
         with self._docs_lock:
             if self._library_docs is None:
                 config = self.loaded.config

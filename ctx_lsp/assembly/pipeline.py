@@ -23,6 +23,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ctx_lsp import cancel
 from ctx_lsp.assembly.adjustments import Signals
@@ -34,11 +35,14 @@ from ctx_lsp.contributors.base import AssemblyContext, RenderCache
 from ctx_lsp.contributors.registry import CONTRIBUTORS
 from ctx_lsp.contributors.retrieval import retrieve, top_hit_ratio
 from ctx_lsp.contributors.working_files import call_neighbours, resolve_working_files, symbol_matches
-from ctx_lsp.docs.library import LibraryDocs
 from ctx_lsp.errors import CtxError, InvalidParam
 from ctx_lsp.history.messages import message_tokens
 from ctx_lsp.history.windowing import WindowError, WindowResult, essential_messages, window_messages
 from ctx_lsp.index.graph import ReferenceGraph
+
+if TYPE_CHECKING:
+    from ctx_lsp.docs.library import LibraryDocs
+
 from ctx_lsp.index.search import SearchIndex
 from ctx_lsp.index.terms import identifiers
 from ctx_lsp.index.workspace import Workspace
