@@ -189,13 +189,22 @@ class PageRank:
         self.visits = 0
         """Edge visits of the last global refresh (for benchmarks and tests)."""
 
-    def _row(self, edges: Edges, f: str) -> Row:
+    def _row(self, edges: Edges, f: str, ids_in_path_order: bool = False) -> Row:
+        """f's out-edges as (target ids, probabilities), targets in path order.
+
+        `ids_in_path_order` says every id was given in path order (the first refresh), so
+        sorting by id gives the same row far faster than comparing long paths: 1.47M edges
+        at 20,000 files, ~0.5 s of a warm start."""
         out = edges.out.get(f)
         if not out:
             return _NO_ROW
-        targets = sorted(out)
+        ids = self._ids
         total = sum(out.values())
-        return tuple(self._ids[t] for t in targets), tuple(out[t] / total for t in targets)
+        if ids_in_path_order:
+            pairs = sorted([(ids[t], w) for t, w in out.items()])
+        else:
+            pairs = [(ids[t], out[t]) for t in sorted(out)]
+        return tuple([i for i, _ in pairs]), tuple([w / total for _, w in pairs])
 
     def _new_id(self, f: str) -> int:
         if self._free_ids:
@@ -225,7 +234,7 @@ class PageRank:
             paths = sorted(facts)
             self._ids = {f: i for i, f in enumerate(paths)}
             self._paths = paths
-            self._rows = [self._row(edges, f) for f in paths]
+            self._rows = [self._row(edges, f, ids_in_path_order=True) for f in paths]
             self._order = sorted(range(len(paths)), key=lambda i: facts[paths[i]].path)
             key = self._cache.rank_key(paths, self._rows, self._order) if self._cache is not None else ""
             stored = self._cache.load_rank(key, len(paths)) if self._cache is not None else None
