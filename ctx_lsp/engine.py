@@ -202,7 +202,9 @@ class Engine:
 
     def start_watching(self, on_change=None) -> Watcher:
         if self.watcher is None:
-            self.watcher = Watcher(self.workspace, on_change, serving=self.activity.serving)
+            self.watcher = Watcher(
+                self.workspace, on_change, serving=self.activity.serving, idle_work=self.graph.prepare_for_changes
+            )
         if self.loaded.config.index.watch:
             self.watcher.start()
         return self.watcher

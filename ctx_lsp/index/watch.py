@@ -127,6 +127,7 @@ class Watcher:
         workspace: Workspace,
         on_change: ChangeCallback | None = None,
         serving: Callable[[], bool] | None = None,
+        idle_work: Callable[[], None] | None = None,
     ):
         self.workspace = workspace
         self.on_change = on_change
@@ -134,6 +135,9 @@ class Watcher:
         """True while requests are being answered: a reconcile (a scan of the whole tree,
         ~0.25 s of CPU on Django) waits for a pause in them, up to MAX_RECONCILE_DEFER_MS,
         rather than take half the interpreter from the requests of those moments."""
+        self.idle_work = idle_work
+        """Run once, after the start-up reconcile, in the same pause: work the owner wants
+        done before the first change rather than in it (the graph's tables for changes)."""
         self.state = "stopped"
         self.error: str | None = None
         self.events = 0
@@ -267,6 +271,12 @@ class Watcher:
             self.reconciles += 1
         except Exception:  # keep watching; the next storm or failure tries again
             log.exception("reconciling the index with the disk failed")
+        idle_work, self.idle_work = self.idle_work, None
+        if idle_work is not None:
+            try:
+                idle_work()
+            except Exception:  # the owner's work: it must not stop the watcher
+                log.exception("idle work after the reconcile failed")
 
     def _apply(self, paths: list[str]) -> None:
         try:

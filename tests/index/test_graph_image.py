@@ -9,6 +9,7 @@ import functools
 import shutil
 import sqlite3
 import tempfile
+import time
 from array import array
 from dataclasses import replace
 from pathlib import Path
@@ -253,5 +254,24 @@ def test_the_index_command_leaves_every_derived_cache_warm(tmp_path: Path, capsy
     assert engine.search_index.from_image and engine.search_index.docs_built == 0
     assert engine.graph.from_image and engine.graph.global_from_cache
     assert engine.derived.image_saved == engine.derived.graph_saved == engine.derived.rank_saved == 0
+    assert _state(engine) == _rebuilt(root)
+    engine.close()
+
+
+def test_a_watching_engine_prepares_a_restored_graph_for_changes_in_a_pause(tmp_path: Path) -> None:
+    """Ensure that a restored graph, which leaves the tables only changes need to its first
+    change, gets them from the watcher once it has reconciled in a pause — so the first
+    edit's bundle does not wait for them — and that the prepared graph equals a rebuild."""
+    from ctx_lsp.index import watch
+
+    root = write_tree(tmp_path / "ws", FILES)
+    _engine(root).close()
+    engine = _engine(root)
+    assert engine.graph.from_image and not engine.graph._edges._uses_indexed
+    watcher = engine.start_watching()
+    deadline = time.monotonic() + 10 + watch.RECONCILE_QUIET_MS / 1000
+    while not engine.graph._edges._uses_indexed and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert watcher.reconciles == 1 and engine.graph._edges._uses_indexed and watcher.idle_work is None
     assert _state(engine) == _rebuilt(root)
     engine.close()

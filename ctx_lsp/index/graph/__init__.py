@@ -130,6 +130,14 @@ class ReferenceGraph:
             if self._edges.facts:
                 self._pagerank.refresh(self._edges)
 
+    def prepare_for_changes(self) -> None:
+        """Build the tables only changes need (a restored graph leaves them to its first
+        change: ~0.1 s on Django), so that the first edit's bundle does not wait for them.
+        A server calls this in a pause between requests."""
+        self.catch_up()
+        with self._lock:
+            self._edges.prepare_for_changes()
+
     def __len__(self) -> int:
         self.catch_up()
         return len(self._edges.facts)

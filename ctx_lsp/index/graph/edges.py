@@ -180,6 +180,10 @@ class Edges:
             self._resolve_imports(importer)
         self._flush()
 
+    def prepare_for_changes(self) -> None:
+        """See `_index_uses`: what only changing the graph needs, built now."""
+        self._index_uses()
+
     def take_row_changes(self) -> RowChanges:
         """What changed for the walk since the last call; the ranking calls this once per
         refresh and so takes responsibility for it."""
