@@ -101,7 +101,7 @@ def test_a_fresh_engine_restores_the_graph_it_would_build(tmp_path: Path) -> Non
     second = _engine(root)
     assert second.graph.from_image and second.derived.graph_loaded == 1 and second.derived.graph_saved == 0
     second.graph.rank(mentioned=["price_of"])
-    assert not second.graph._edges._uses_indexed  # a request does not need them
+    assert not second.graph._edges.prepared  # a request does not need them
     assert second.graph.imports_of(str(root / "src/shop/cart.py")) == [
         str(root / "src/shop/prices.py"),
         str(root / "src/shop/stock.py"),
@@ -267,11 +267,32 @@ def test_a_watching_engine_prepares_a_restored_graph_for_changes_in_a_pause(tmp_
     root = write_tree(tmp_path / "ws", FILES)
     _engine(root).close()
     engine = _engine(root)
-    assert engine.graph.from_image and not engine.graph._edges._uses_indexed
+    assert engine.graph.from_image and not engine.graph._edges.prepared
     watcher = engine.start_watching()
     deadline = time.monotonic() + 10 + watch.RECONCILE_QUIET_MS / 1000
-    while not engine.graph._edges._uses_indexed and time.monotonic() < deadline:
+    while not engine.graph._edges.prepared and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert watcher.reconciles == 1 and engine.graph._edges._uses_indexed and watcher.idle_work is None
+    assert watcher.reconciles == 1 and engine.graph._edges.prepared and watcher.idle_work is None
+    assert _state(engine) == _rebuilt(root)
+    engine.close()
+
+
+def test_tables_built_beside_requests_give_way_to_a_change_that_came_first(tmp_path: Path) -> None:
+    """Ensure that tables built from a snapshot outside the graph's lock are dropped when a
+    change was applied in the meantime (it built its own from the graph as it was), and
+    that either way the graph equals a rebuild."""
+    root = write_tree(tmp_path / "ws", FILES)
+    _engine(root).close()
+    engine = _engine(root)
+    edges: Edges = engine.graph._edges
+    build = edges.tables_for_changes()
+    stock = root / "src/shop/stock.py"
+    stock.write_text("def take(items):\n    return price_of(items)\n")
+    engine.refresh([stock])
+    engine.graph.catch_up()
+    assert edges.prepared
+    users = edges._users
+    edges.install(build())  # stale: taken before the change
+    assert edges._users is users
     assert _state(engine) == _rebuilt(root)
     engine.close()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from sys import intern
 from typing import NamedTuple
@@ -32,7 +32,15 @@ from ctx_lsp.relevance import (
     SPECIFIC_NAME_MIN_CHARS,
 )
 
-__all__ = ["DefinitionWeights", "Edges", "GraphSnapshot", "RowChanges", "name_factor", "reference_units"]
+__all__ = [
+    "ChangeTables",
+    "DefinitionWeights",
+    "Edges",
+    "GraphSnapshot",
+    "RowChanges",
+    "name_factor",
+    "reference_units",
+]
 
 WEIGHT_UNITS = 1000
 """Edge weights are stored as integers in thousandths. Integer sums are exact, so adding a
@@ -107,6 +115,37 @@ def _stored_uses(image: GraphImage, names: Sequence[str], i: int) -> Uses:
 
 
 @dataclass(frozen=True, slots=True)
+class ChangeTables:
+    """What only changing the graph needs (see `Edges._index_uses`)."""
+
+    users: dict[str, dict[str, int]]
+    factors: dict[str, float]
+    use_units: dict[str, int] | None  # None: the graph's own are kept (an image supplied them)
+    probes: dict[str, tuple[str, ...]]  # file -> module names its imports tried (a restore's)
+
+
+def _change_tables(
+    facts: Sequence[tuple[str, FileFacts]],
+    definers: Mapping[str, tuple[str, ...]],
+    restored: tuple[GraphImage, list[str]] | None,
+    use_units: dict[str, int] | None,
+) -> ChangeTables:
+    """Pure: from a snapshot, so it can run beside requests (see `tables_for_changes`)."""
+    users: dict[str, dict[str, int]] = {}
+    for f, ff in facts:
+        for name, count in zip(ff.used, ff.uses):
+            users.setdefault(name, {})[f] = count
+            if use_units is not None:
+                use_units[name] = use_units.get(name, 0) + sqrt_units(count)
+    probes: dict[str, tuple[str, ...]] = {}
+    if restored is not None:
+        image, names = restored
+        probes = {f: _cut(image.probe_ends, image.probes, i, names) for i, f in enumerate(image.files)}
+    factors = {n: k for n, fs in definers.items() if (k := name_factor(n, len(fs)))}
+    return ChangeTables(users, factors, use_units, probes)
+
+
+@dataclass(frozen=True, slots=True)
 class GraphSnapshot:
     """The graph's derived state as sorted tuples: graphs over the same files are equal
     exactly when their snapshots are (the tests compare incremental and rebuilt graphs)."""
@@ -147,7 +186,8 @@ class Edges:
         self._users: dict[str, dict[str, int]] = {}  # only once `_index_uses` ran (see there)
         self._use_units: dict[str, int] = {}  # name -> sqrt units of its uses, summed over users
         self._factors: dict[str, float] = {}  # name -> name_factor, where not 0 (like `_users`)
-        self._uses_indexed = True
+        self.prepared = True
+        """The tables only changes need (`_users`, `_factors`, the import probes) are built."""
         self._restored: tuple[GraphImage, list[str]] | None = None
         """The image this graph was restored from, until `_index_uses` has taken from it."""
         # weighted out-edges in integer units, and changes not yet applied
@@ -180,10 +220,6 @@ class Edges:
             self._resolve_imports(importer)
         self._flush()
 
-    def prepare_for_changes(self) -> None:
-        """See `_index_uses`: what only changing the graph needs, built now."""
-        self._index_uses()
-
     def take_row_changes(self) -> RowChanges:
         """What changed for the walk since the last call; the ranking calls this once per
         refresh and so takes responsibility for it."""
@@ -197,7 +233,7 @@ class Edges:
         would reach, without re-weighing a name's edges each time its definers grow."""
         self.facts = dict(facts)
         self._index_definers()
-        self._uses_indexed = False
+        self.prepared = False
         self._index_uses()
         definers, factors = self.definers, self._factors
         for f, ff in self.facts.items():
@@ -231,25 +267,36 @@ class Edges:
     def _index_uses(self) -> None:
         """Every name's users and its non-zero factors, and the module names each file's
         imports tried, which only changing the graph needs (requests read `_use_units`,
-        kept always). A restored graph builds them on its first change, not on its first
-        request: 117K uses on Django, ~0.25 s of a warm CLI call; 1.3M uses and 290K
-        probes at 20,000 files. `_use_units` is summed here too unless an image supplied it."""
-        if self._uses_indexed:
+        kept always). A restored graph builds them on its first change, or before it in
+        a pause (`tables_for_changes`), not on its first request: 117K uses on Django,
+        ~0.25 s of a warm CLI call; 1.3M uses and 290K probes at 20,000 files."""
+        if not self.prepared:
+            self.install(self.tables_for_changes()())
+
+    def tables_for_changes(self) -> Callable[[], ChangeTables]:
+        """What `_index_uses` builds, as a function of a snapshot of the graph taken now:
+        it may run without the graph's lock (a server runs it in a pause between
+        requests, rather than hold the lock for seconds on a big workspace); `install`
+        then takes the result unless a change has built the tables in the meantime."""
+        facts = list(self.facts.items())
+        definers = dict(self.definers)
+        restored = self._restored
+        use_units: dict[str, int] | None = None if self._use_units else {}
+        return functools.partial(_change_tables, facts, definers, restored, use_units)
+
+    def install(self, tables: ChangeTables) -> None:
+        """Take tables from `tables_for_changes` (under the graph's lock), unless a change
+        came first: it built them itself, from the graph as it was then."""
+        if self.prepared:
             return
-        restored, self._restored = self._restored, None
-        if restored is not None:
-            image, names = restored
-            for i, f in enumerate(image.files):  # all still in the graph: nothing changed yet
-                self.modules.restore_probes(f, _cut(image.probe_ends, image.probes, i, names))
-        users, use_units = self._users, self._use_units
-        summed = not use_units
-        for f, ff in self.facts.items():
-            for name, count in zip(ff.used, ff.uses):
-                users.setdefault(name, {})[f] = count
-                if summed:
-                    use_units[name] = use_units.get(name, 0) + sqrt_units(count)
-        self._factors = {n: k for n, fs in self.definers.items() if (k := name_factor(n, len(fs)))}
-        self._uses_indexed = True
+        self._users = tables.users
+        self._factors = tables.factors
+        if tables.use_units is not None:
+            self._use_units = tables.use_units
+        for f, probes in tables.probes.items():
+            self.modules.restore_probes(f, probes)
+        self._restored = None
+        self.prepared = True
 
     # ------------------------------------------------------------------ images
     def restore(self, image: GraphImage, entries: Mapping[str, IndexedFile]) -> dict[str, IndexedFile | None]:
@@ -294,7 +341,7 @@ class Edges:
         self.facts = facts
         self._index_definers()
         self._use_units = {name: units for name, units in zip(names, image.name_units) if units}
-        self._uses_indexed = False
+        self.prepared = False
         self._restored = (image, names)
         self._stale_rows = set(self.out)
         self._nodes_changed = True
