@@ -13,9 +13,12 @@ picks an extractor by suffix; it imports them lazily, since they build on this m
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 import threading
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 __all__ = [
@@ -23,6 +26,7 @@ __all__ = [
     "Import",
     "Outline",
     "Symbol",
+    "all_outlines_kept_decoded",
     "outline_for",
     "outline_from_json",
     "outline_text",
@@ -278,6 +282,19 @@ class _DecodedOutlines:
 
 
 _DECODED = _DecodedOutlines(DECODED_OUTLINES_MAX_CHARS)
+
+
+@contextlib.contextmanager
+def all_outlines_kept_decoded() -> Iterator[None]:
+    """Lift the limit on decoded outlines for a pass that reads every outline more than
+    once (`ctx-lsp index` deriving search terms, then graph facts, from each: under the
+    limit most were decoded twice); the limit applies again from the next decode on."""
+    limit = _DECODED.max_chars
+    _DECODED.max_chars = sys.maxsize
+    try:
+        yield
+    finally:
+        _DECODED.max_chars = limit
 
 
 PYTHON_SUFFIXES = (".py", ".pyi")
