@@ -210,6 +210,10 @@ class ReadOutcome:
     """Text whose exact token count the row still lacks (read with `encoding=None`; the
     row's `tokens` is 0 until `count_outcome`)."""
 
+    def __reduce__(self) -> tuple[type[ReadOutcome], tuple[StoredFile | None, str | None, str | None, str | None]]:
+        """Pickled as its fields, like `StoredFile`: each crosses back from a pool worker."""
+        return (ReadOutcome, (self.row, self.skip_reason, self.error, self.uncounted))
+
 
 class ReadJob(NamedTuple):
     """One file for the index to read (a tuple: it crosses into worker processes)."""

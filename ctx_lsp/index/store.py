@@ -73,6 +73,26 @@ class StoredFile:
     decode_replaced: bool
     outline_json: str
 
+    def __reduce__(self) -> tuple[type[StoredFile], tuple[str, int, int, str, str, int, int, int, bool, str]]:
+        """Pickled as its fields in order: every row of a cold index crosses from a pool
+        worker, and the dataclass default for frozen, slotted classes looks up `fields()`
+        on both sides of every row (~2x the pickling CPU, measured on Django)."""
+        return (
+            StoredFile,
+            (
+                self.rel_path,
+                self.size,
+                self.mtime_ns,
+                self.hash,
+                self.language,
+                self.tokens,
+                self.line_count,
+                self.symbols,
+                self.decode_replaced,
+                self.outline_json,
+            ),
+        )
+
 
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 """Files SQLite creates next to a database; each could be a planted link as well."""
