@@ -14,6 +14,7 @@ pruning whole units, folding what it leaves out) and renders tier 3 and plain te
 from __future__ import annotations
 
 import functools
+import threading
 from bisect import bisect_right
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
@@ -79,10 +80,11 @@ def render(
 
 class FileBasis:
     """What rendering one file needs whatever the request asks: its text as shown, its
-    lines, each row's token count, its outline layouts. A request's ranks and focus only
-    reorder these, so the engine keeps a basis per file version across requests (issue 11:
-    "keep prepared renderers across requests"): a new query re-counts none of a hub file's
-    rows and rebuilds none of its outline. Safe to share between threads: every field is
+    lines, its outline layouts (row counts live in `RowCounts`, shared by every file,
+    except for encodings that cannot count a row by its parts). A request's ranks and
+    focus only reorder these, so the engine keeps a basis per file version across requests
+    (issue 11: "keep prepared renderers across requests"): a new query rebuilds none of a
+    hub file's outline. Safe to share between threads: every field is
     filled idempotently (two threads may both compute a value; both get the same)."""
 
     __slots__ = ("_layouts", "_lines", "costs", "exact", "groups", "outline", "text")
@@ -91,7 +93,9 @@ class FileBasis:
         self.text = readable_markdown(text) if outline.language == "markdown" else text  # same lines, no HTML
         self.outline = outline
         self.costs: dict[tuple[int, str], int] = {}
-        """Tokens of a (line number, text) row as rendered with this file's gutter."""
+        """Tokens of a (line number, text) row as rendered with this file's gutter, for
+        encodings outside LINE_ADDITIVE_ENCODINGS (the others count rows by their parts,
+        shared between files: `RowCounts`)."""
         self.exact: dict[str, int] = {}
         """Tokens of whole fitted contents: assembly fits a file at many caps, and most
         fits keep the same rows (Django, 6 bundles: 1,783 exact counts of 290 contents)."""
@@ -119,8 +123,8 @@ class FileBasis:
 class OutlineRenderer:
     """One file prepared to be rendered at several tiers and caps, as assembly asks (a
     skeleton, a medium outline, the whole outline, a focused tier): its outline rows are
-    built once and each row's tokens counted once, so fitting another cap costs a few
-    sums and one exact count. Arguments as for `render`."""
+    built once and each row's tokens counted once (per process: `RowCounts`), so fitting
+    another cap costs a few sums. Arguments as for `render`."""
 
     def __init__(
         self,
@@ -154,6 +158,7 @@ class OutlineRenderer:
         self._rows: tuple[list[Row], list[Unit]] | None = None
         self._focused: dict[tuple, tuple[list[Row], list[Unit]]] = {}
         self._costs = self.basis.costs
+        self._shared = row_counts(counter)
         self._prefixes: dict[int, _PrefixCosts] = {}  # id(rows) -> prefix cost estimates
         self._orders: dict[int, list[int]] = {}  # id(rows) -> its units in key order
         self._groups: dict[int, dict[int, list[tuple[int, Row]]]] = {}  # id(rows) -> rows by unit
@@ -210,7 +215,8 @@ class OutlineRenderer:
         lines, room = self._split(), int(cap * EXCERPT_SHARE)
         excerpts: list[tuple[int, int]] = []
         for start, end in self.excerpts:
-            need = sum(self._costs_of([(n, lines[n - 1]) for n in range(start, min(end, len(lines)) + 1)]))
+            numbers = range(start, min(end, len(lines)) + 1)
+            need = self._tokens_of(numbers, [lines[n - 1] for n in numbers])
             if need > room:
                 break
             room -= need
@@ -254,8 +260,8 @@ class OutlineRenderer:
         its rows' counts for encodings that never merge across a line end (each row ends
         in a newline and the next begins with its gutter), else a count of the whole
         content, kept in the basis (the last EXACT_COUNTS_KEPT)."""
-        if self.counter.name in LINE_ADDITIVE_ENCODINGS:
-            return sum(self._costs_of([(row.line, row.text) for row in rows]))
+        if self._shared is not None:
+            return self._shared.tokens(self.width, [row.line for row in rows], [row.text for row in rows])
         exact = self.basis.exact
         tokens = exact.get(content)
         if tokens is None:
@@ -265,8 +271,16 @@ class OutlineRenderer:
             exact[content] = tokens
         return tokens
 
+    def _tokens_of(self, numbers: Sequence[int], texts: Sequence[str]) -> int:
+        """Tokens of the rows (line numbers and texts, as `_content` renders them), summed:
+        exact for the rows joined when the encoding is line-additive, an estimate otherwise."""
+        if self._shared is not None:
+            return self._shared.tokens(self.width, numbers, texts)
+        return sum(self._costs_of(list(zip(numbers, texts))))
+
     def _costs_of(self, keys: Sequence[tuple[int, str]]) -> list[int]:
-        """Tokens of each (line number, text) row as rendered, counted once per file."""
+        """Tokens of each (line number, text) row as rendered, counted once per file (for
+        encodings whose rows cannot be counted by their parts)."""
         costs = self._costs
         missing = [k for k in dict.fromkeys(keys) if k not in costs]
         if missing:
@@ -281,7 +295,8 @@ class OutlineRenderer:
         big module's focused rows over a 1K cap are not all counted to learn they do not fit."""
         total = 0
         for i in range(0, len(rows), ESTIMATE_CHUNK_ROWS):
-            total += sum(self._costs_of([(row.line, row.text) for row in rows[i : i + ESTIMATE_CHUNK_ROWS]]))
+            chunk = rows[i : i + ESTIMATE_CHUNK_ROWS]
+            total += self._tokens_of([row.line for row in chunk], [row.text for row in chunk])
             if total > limit:
                 return False
         return True
@@ -353,16 +368,15 @@ class _PrefixCosts:
         self.cumulative = [0]
         self.total = FOLD_TRAILER_TOKENS
 
-    def _rows_of(self, unit: int) -> list[tuple[int, str]]:
-        """A unit's rows as `_pruned` shows them (compact unless the request's own)."""
+    def _tokens_of(self, unit: int) -> int:
+        """Tokens of a unit's rows as `_pruned` shows them (compact unless the request's own)."""
         focus = self.units[unit].key[0] == KEY_FOCUS
-        return [
-            (
-                row.line,
-                row.short if row.short and (not focus or len(row.text) > FOCUS_SIGNATURE_MAX_CHARS) else row.text,
-            )
-            for _, row in self.groups.get(unit, ())
+        rows = [row for _, row in self.groups.get(unit, ())]
+        texts = [
+            row.short if row.short and (not focus or len(row.text) > FOCUS_SIGNATURE_MAX_CHARS) else row.text
+            for row in rows
         ]
+        return self.renderer._tokens_of([row.line for row in rows], texts)
 
     def up_to(self, target: int) -> list[int]:
         """Extend the sums until one passes `target` (or every unit is in)."""
@@ -371,9 +385,7 @@ class _PrefixCosts:
             u = self.order[len(cumulative) - 1]
             while u >= 0 and u not in self.kept:
                 self.kept.add(u)
-                self.total += sum(self.renderer._costs_of(self._rows_of(u))) + (
-                    FOLD_NOTE_TOKENS if u in self.parents else 0
-                )
+                self.total += self._tokens_of(u) + (FOLD_NOTE_TOKENS if u in self.parents else 0)
                 u = units[u].parent
             cumulative.append(self.total)
         return cumulative
@@ -393,6 +405,119 @@ comes before `\\s+(?!\\S)` in both patterns), and a row ends in one newline whil
 begins with a digit or a space: so an outline's exact count is a few dictionary lookups
 instead of a tokenizer pass (`tests/code/test_tiers.py` checks the identity on arbitrary
 text). The heuristic counter rounds up per call, so it is not additive."""
+ROW_TEXT_COUNTS_MAX_BYTES = 8 << 20
+"""Bound of the process-wide counts of row texts (`RowCounts`), in estimated bytes. The
+scale bench's whole session on Django counts ~30,000 distinct texts (1.6 M characters,
+~5 MB counted this way), so a server session never evicts; a long one over a big
+workspace keeps the newest texts, half the bound, when full."""
+ROW_TEXT_ENTRY_BYTES = 100
+"""Estimated bytes a kept text costs besides its characters: its string header (49) and
+its dictionary slot, when no file basis holds the same string."""
+GUTTER_COUNTS_MAX = 1 << 16
+"""Gutters kept per width: line numbers repeat across files, and a file's rows are
+rendered from a few thousand of them; a width whose numbers pass this starts over."""
+
+
+def _gutter(width: int, number: int) -> str:
+    """A row's gutter up to its bar; the rest of the row is `_row_text`'s. `GUTTER` is
+    the bar and one space, so the two parts joined are the row `_content` renders."""
+    return f"{number:>{width}}{GUTTER[:-1]}" if number else f"{'':>{width}}{GUTTER[:-1]}"
+
+
+def _row_text(text: str) -> str:
+    return f"{GUTTER[-1]}{text}\n"
+
+
+class RowCounts:
+    """Tokens of rendered rows, counted by their parts — the gutter (`_gutter`) and the
+    text after it (`_row_text`) — for one line-additive encoding, shared by every file
+    of the process.
+
+    The split is exact for these encodings: the bar is a piece of its own for their
+    pre-tokenizers (no piece runs from a symbol across the space after it, and a digit
+    never joins a symbol), so a row's count is its gutter's plus its text's
+    (`tests/code/test_line_counts.py` checks it on arbitrary text; every distinct line
+    of Django and the stdlib agreed, both encodings). Keyed by text, a line is counted
+    once whatever its number or file: a new query on Django counted ~1,000 rows, and
+    half of them were texts already counted in other files (`def __init__(self):`,
+    `return None`, imports, decorators).
+
+    Safe to share between threads without a lock on the read path: counting the same
+    text twice gives the same count, and eviction replaces the dictionary instead of
+    deleting from it, so a reader holding the old one still finds what it had."""
+
+    def __init__(self, counter: TokenCounter, max_bytes: int = ROW_TEXT_COUNTS_MAX_BYTES):
+        self.counter = counter
+        self.max_bytes = max_bytes
+        self._texts: dict[str, int] = {}
+        self._bytes = 0
+        self._gutters: dict[int, dict[int, int]] = {}
+        self._lock = threading.Lock()
+
+    def tokens(self, width: int, numbers: Sequence[int], texts: Sequence[str]) -> int:
+        """Tokens of the rows `numbers[i]`, `texts[i]` as rendered at `width` and joined."""
+        return self._text_tokens(texts) + self._gutter_tokens(width, numbers)
+
+    def _text_tokens(self, texts: Sequence[str]) -> int:
+        counts = self._texts
+        try:
+            return sum(map(counts.__getitem__, texts))
+        except KeyError:
+            pass
+        missing = [t for t in dict.fromkeys(texts) if t not in counts]
+        fresh = dict(zip(missing, self.counter.count_many([_row_text(t) for t in missing])))
+        self._keep(fresh)
+        return sum(fresh[t] if t in fresh else counts[t] for t in texts)
+
+    def _keep(self, fresh: dict[str, int]) -> None:
+        with self._lock:
+            texts = self._texts
+            texts.update(fresh)
+            self._bytes += sum(len(t) for t in fresh) + ROW_TEXT_ENTRY_BYTES * len(fresh)
+            if self._bytes > self.max_bytes:  # keep the newest half of the bound, in a new dict (see the class)
+                newest: list[tuple[str, int]] = []
+                size = 0
+                for text in reversed(texts):
+                    size += len(text) + ROW_TEXT_ENTRY_BYTES
+                    if size > self.max_bytes // 2:
+                        break
+                    newest.append((text, texts[text]))
+                self._texts = dict(reversed(newest))
+                self._bytes = sum(len(t) for t, _ in newest) + ROW_TEXT_ENTRY_BYTES * len(newest)
+
+    def _gutter_tokens(self, width: int, numbers: Sequence[int]) -> int:
+        counts = self._gutters.get(width)
+        if counts is None:
+            counts = self._gutters.setdefault(width, {})
+        try:
+            return sum(map(counts.__getitem__, numbers))
+        except KeyError:
+            pass
+        missing = [n for n in dict.fromkeys(numbers) if n not in counts]
+        fresh = dict(zip(missing, self.counter.count_many([_gutter(width, n) for n in missing])))
+        with self._lock:
+            if len(counts) + len(fresh) > GUTTER_COUNTS_MAX:
+                self._gutters[width] = {}  # readers holding the old dict keep it whole
+            self._gutters[width].update(fresh)
+        return sum(fresh[n] if n in fresh else counts[n] for n in numbers)
+
+
+_ROW_COUNTS: dict[TokenCounter, RowCounts] = {}
+_ROW_COUNTS_LOCK = threading.Lock()
+
+
+def row_counts(counter: TokenCounter) -> RowCounts | None:
+    """The process's shared row counts for `counter`, or None if its rows cannot be
+    counted by their parts (an encoding outside LINE_ADDITIVE_ENCODINGS)."""
+    if counter.name not in LINE_ADDITIVE_ENCODINGS:
+        return None
+    shared = _ROW_COUNTS.get(counter)
+    if shared is None:
+        with _ROW_COUNTS_LOCK:
+            shared = _ROW_COUNTS.setdefault(counter, RowCounts(counter))
+    return shared
+
+
 ESTIMATE_CHUNK_ROWS = 64
 """Rows counted at a time while checking whether an outline fits its cap."""
 EXACT_COUNTS_KEPT = 32

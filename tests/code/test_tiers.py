@@ -525,7 +525,7 @@ def test_a_shared_basis_renders_exactly_like_a_fresh_one(requests) -> None:
         shared = _renderer(text, o, counter, basis, focus, ranks, compact).render(tier, cap)
         fresh = _renderer(text, o, counter, None, focus, ranks, compact).render(tier, cap)
         assert shared == fresh
-    assert basis.costs, "rows were counted into the shared basis"
+    assert basis.layouts(), "outline layouts were built into the shared basis"
 
 
 ROW_TEXT = st.text(st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)), max_size=40)
