@@ -365,6 +365,7 @@ def cut_to_tokens(
     *,
     breaks: Sequence[int] = (),
     marker: Callable[[int], str] = more_lines_marker,
+    line_tokens: Sequence[int] | None = None,
 ) -> Cut:
     """The longest prefix of whole lines that fits in `max_tokens` together with the marker.
 
@@ -376,10 +377,23 @@ def cut_to_tokens(
     Fast on big inputs: lines are counted once each, only until the budget is passed, and
     prefix sums pick the cut. Per-line counts are only an estimate of the joined text, so
     the chosen text is counted for real and the cut steps back while it is over.
+
+    `line_tokens`, if given, are the exact counts of each line (with its newline) of a text
+    whose lines' counts add up, also with the marker after them — a tier renderer's gutter
+    rows for a line-additive encoding (`tiers.RowCounts`), none of them blank. Then the
+    estimates are the real counts, and only the marker is tokenized: the same cut, found
+    without a pass over the text (outlines cut to their cap re-counted ~10 K characters a
+    Django query).
     """
     total = line_count(text)
     if max_tokens <= 0:
         return Cut("", 0, total)
+    if line_tokens is not None and len(line_tokens) == total:
+        whole = sum(line_tokens)
+        if whole <= max_tokens:
+            return Cut(text, whole, 0)
+        lines = list(_iter_lines(text))
+        return _cut_lines(lines, line_tokens, total, max_tokens, counter, frozenset(breaks), marker, additive=True)
     limit = max_tokens * FIT_CHECK_SLACK
     lines, line_tokens = _count_lines_until(text, counter, limit)
     if len(lines) == total:  # the scan reached the end, so a real count is cheap
@@ -441,11 +455,13 @@ def _cut_lines(
     counter: TokenCounter,
     breaks: frozenset[int],
     marker: Callable[[int], str],
+    additive: bool = False,
 ) -> Cut:
     """Cut a text known not to fit: estimate, snap to a clean boundary, verify, step back.
 
     `lines` may be only the first lines of the text (`total` is all of them): the scan
-    stopped once they held more than the budget.
+    stopped once they held more than the budget. `additive`: `line_tokens` are exact and
+    add up with the marker's count (see `cut_to_tokens`), so verifying counts the marker only.
     """
     prefix = list(itertools.accumulate(line_tokens, initial=0))
     # The marker with the most digits it can have; the real count below settles the rest.
@@ -454,7 +470,7 @@ def _cut_lines(
     kept = _clean_cut(lines, max(fit, 0), breaks)
     while kept > 0:
         out = "".join(lines[:kept]) + marker(total - kept)
-        tokens = counter.count(out)
+        tokens = prefix[kept] + counter.count(marker(total - kept)) if additive else counter.count(out)
         if tokens <= max_tokens:
             return Cut(out, tokens, total - kept)
         fit = _step_back(prefix, kept, excess=tokens - max_tokens)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import threading
 from bisect import bisect_right
+from collections import ChainMap
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
@@ -316,7 +317,7 @@ class OutlineRenderer:
             if exact <= cap:
                 return _outline_rendering(tier, content, exact, rows, outline, False)
             if len(units) <= 1:  # one unit over its cap: cut it, preferably before a symbol
-                return _cut_rendering(tier, content, breaks, rows, outline, counter, cap)
+                return _cut_rendering(tier, content, breaks, rows, outline, counter, cap, self.width)
         order = self._orders.get(id(rows))
         if order is None:
             present = {row.unit for row in rows}
@@ -336,7 +337,7 @@ class OutlineRenderer:
             hi = k - 1
         first = _pruned(self._grouped(rows), units, _closure(order[:1], units), noun)
         content, breaks = _content(first, self.width)
-        return _cut_rendering(tier, content, breaks, first, outline, counter, cap, pruned=True)
+        return _cut_rendering(tier, content, breaks, first, outline, counter, cap, self.width, pruned=True)
 
     def _largest_prefix(
         self, rows: list[Row], units: list[Unit], order: list[int], target: int, hi: int
@@ -458,16 +459,26 @@ class RowCounts:
         """Tokens of the rows `numbers[i]`, `texts[i]` as rendered at `width` and joined."""
         return self._text_tokens(texts) + self._gutter_tokens(width, numbers)
 
+    def each(self, width: int, numbers: Sequence[int], texts: Sequence[str]) -> list[int]:
+        """Tokens of each row, as `tokens` sums them."""
+        text_counts, gutter_counts = self._text_counts(texts), self._gutter_counts(width, numbers)
+        return [text_counts[t] + gutter_counts[n] for n, t in zip(numbers, texts)]
+
     def _text_tokens(self, texts: Sequence[str]) -> int:
-        counts = self._texts
         try:
-            return sum(map(counts.__getitem__, texts))
+            return sum(map(self._texts.__getitem__, texts))
         except KeyError:
-            pass
+            return sum(map(self._text_counts(texts).__getitem__, texts))
+
+    def _text_counts(self, texts: Sequence[str]) -> Mapping[str, int]:
+        """A mapping holding the count of every one of `texts`, counting the missing ones."""
+        counts = self._texts
         missing = [t for t in dict.fromkeys(texts) if t not in counts]
+        if not missing:
+            return counts
         fresh = dict(zip(missing, self.counter.count_many([_row_text(t) for t in missing])))
         self._keep(fresh)
-        return sum(fresh[t] if t in fresh else counts[t] for t in texts)
+        return ChainMap(fresh, counts)  # `counts` may have been replaced by a smaller dict meanwhile
 
     def _keep(self, fresh: dict[str, int]) -> None:
         with self._lock:
@@ -487,19 +498,27 @@ class RowCounts:
 
     def _gutter_tokens(self, width: int, numbers: Sequence[int]) -> int:
         counts = self._gutters.get(width)
+        if counts is not None:
+            try:
+                return sum(map(counts.__getitem__, numbers))
+            except KeyError:
+                pass
+        return sum(map(self._gutter_counts(width, numbers).__getitem__, numbers))
+
+    def _gutter_counts(self, width: int, numbers: Sequence[int]) -> Mapping[int, int]:
+        """A mapping holding the count of the gutter of every one of `numbers` at `width`."""
+        counts = self._gutters.get(width)
         if counts is None:
             counts = self._gutters.setdefault(width, {})
-        try:
-            return sum(map(counts.__getitem__, numbers))
-        except KeyError:
-            pass
         missing = [n for n in dict.fromkeys(numbers) if n not in counts]
+        if not missing:
+            return counts
         fresh = dict(zip(missing, self.counter.count_many([_gutter(width, n) for n in missing])))
         with self._lock:
             if len(counts) + len(fresh) > GUTTER_COUNTS_MAX:
                 self._gutters[width] = {}  # readers holding the old dict keep it whole
             self._gutters[width].update(fresh)
-        return sum(fresh[n] if n in fresh else counts[n] for n in numbers)
+        return ChainMap(fresh, counts)
 
 
 _ROW_COUNTS: dict[TokenCounter, RowCounts] = {}
@@ -550,10 +569,14 @@ def _cut_rendering(
     outline: Outline,
     counter: TokenCounter,
     cap: int,
+    width: int,
     pruned: bool = False,
 ) -> Rendering:
-    """Rows that do not fit even pruned: whole lines up to the cap, preferably before a symbol."""
-    cut = cut_to_tokens(content, cap, counter, breaks=breaks)
+    """Rows that do not fit even pruned (`content`: rendered at `width`): whole lines up to
+    the cap, preferably before a symbol."""
+    shared = row_counts(counter)
+    line_tokens = shared.each(width, [row.line for row in rows], [row.text for row in rows]) if shared else None
+    cut = cut_to_tokens(content, cap, counter, breaks=breaks, line_tokens=line_tokens)
     kept = len(rows) - cut.omitted_lines if cut.truncated else len(rows)
     shown = tuple(dict.fromkeys(name for row in rows[:kept] for name in row.ends))
     if not cut.text:

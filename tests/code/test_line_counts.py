@@ -21,7 +21,7 @@ from ctx_lsp.code.tiers import (
     _row_text,
     row_counts,
 )
-from ctx_lsp.tokens import counter_for
+from ctx_lsp.tokens import counter_for, cut_to_tokens
 
 ROW_TEXT = st.one_of(
     st.text(st.characters(blacklist_characters="\n", blacklist_categories=("Cs",)), max_size=40),
@@ -120,3 +120,33 @@ def test_only_line_additive_encodings_share_row_counts() -> None:
     assert row_counts(counter_for("heuristic")) is None
     for encoding in LINE_ADDITIVE_ENCODINGS:
         assert row_counts(counter_for(encoding)) is row_counts(counter_for(encoding)) is not None
+
+
+@pytest.mark.parametrize("encoding", sorted(LINE_ADDITIVE_ENCODINGS))
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(st.tuples(NUMBER, ROW_TEXT), min_size=1, max_size=40),
+    width=st.integers(1, 6),
+    cap=st.integers(0, 300),
+    breaks=st.sets(st.integers(0, 39), max_size=8),
+)
+def test_rows_cut_by_their_counts_are_cut_like_their_text(
+    encoding: str, rows: list[tuple[int, str]], width: int, cap: int, breaks: set[int]
+) -> None:
+    """Ensure that cutting rendered rows with their shared counts (`line_tokens`: only the
+    marker tokenized) gives exactly the cut of the same text counted line by line, real
+    count included."""
+    counter = counter_for(encoding)
+    content, _ = _content([Row(n, t) for n, t in rows], width)
+    each = RowCounts(counter).each(width, [n for n, _ in rows], [t for _, t in rows])
+    fast = cut_to_tokens(content, cap, counter, breaks=sorted(breaks), line_tokens=each)
+    assert fast == cut_to_tokens(content, cap, counter, breaks=sorted(breaks))
+    assert fast.tokens == counter.count(fast.text) and fast.tokens <= max(cap, 0)
+
+
+def test_line_tokens_that_do_not_match_the_lines_are_not_used() -> None:
+    """Ensure that counts for another number of lines than the text has (a row holding a
+    newline) fall back to counting the text."""
+    counter = counter_for("o200k_base")
+    text = " 1│ a\n 2│ b\n 3│ c\n"
+    assert cut_to_tokens(text, 5, counter, line_tokens=[1, 1]) == cut_to_tokens(text, 5, counter)
