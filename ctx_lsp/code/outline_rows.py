@@ -14,7 +14,7 @@ of the outline, the file's lines, the focus and the ranks, with no token countin
 from __future__ import annotations
 
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import NamedTuple
 
 from ctx_lsp.code.markdown import readable_lines
@@ -294,7 +294,7 @@ def python_layout(outline: Outline, lines: Sequence[str], compact: bool = False)
 
 def python_rows(
     outline: Outline,
-    lines: Sequence[str],
+    lines: Sequence[str] | Callable[[], Sequence[str]],
     focus: Collection[str],
     ranks: Mapping[str, float],
     compact: bool = False,
@@ -303,9 +303,11 @@ def python_rows(
     """Rows of a Python outline in line order, and their units keyed by what to keep first.
     `compact` (a repository map's) shows short signatures and leaves imports out, but for
     the focused symbols. `layout` is `python_layout(outline, lines, compact)` if the caller
-    kept one; the rows returned may be its own list: never mutate them."""
+    kept one; the rows returned may be its own list: never mutate them. `lines` may be a
+    function giving them, called only if they are read (no layout, or focused symbols in
+    a compact outline): a kept basis does not keep its lines."""
     if layout is None:
-        layout = python_layout(outline, lines, compact)
+        layout = python_layout(outline, lines() if callable(lines) else lines, compact)
     focus_order = {name: i for i, name in enumerate(focus)}
     symbols = outline.symbols
     units: list[Unit] = []
@@ -324,7 +326,8 @@ def python_rows(
         units.append(Unit(key, shape.parent, shape.definition))
     rows = layout.rows
     if compact and focused:  # the request's own symbols keep their whole signature and docstring
-        whole = {unit: _symbol_rows(symbols[layout.shapes[unit].symbol], lines, unit) for unit in focused}
+        source = lines() if callable(lines) else lines
+        whole = {unit: _symbol_rows(symbols[layout.shapes[unit].symbol], source, unit) for unit in focused}
         rows = [row for row in rows if row.unit not in whole]
         rows.extend(row for symbol_rows in whole.values() for row in symbol_rows)
         rows.sort(key=lambda row: row.line)
