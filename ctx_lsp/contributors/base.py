@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping
@@ -46,17 +47,58 @@ if TYPE_CHECKING:
     from ctx_lsp.index.graph import RankResult, ReferenceGraph
 
 
+RENDERINGS_MAX_BYTES = 16 << 20
+"""Estimated bytes of kept renderings (`_rendering_bytes`). The scale bench's session on
+Django keeps ~3,700 renderings, ~13 MB by this estimate (~12.5 MB measured), so it is
+bound by neither limit; a long session over big files stops here rather than at the
+count (8,192 renderings took ~29 MB on Django)."""
+BASES_MAX_BYTES = 48 << 20
+"""Estimated bytes of kept file bases (`_basis_bytes`): Django's 512 take ~22 MB (text 11,
+layouts 10), under this; 512 bases of 100 KB modules would take ~100 MB."""
+RENDERING_OVERHEAD_BYTES = 800
+"""What a kept rendering costs besides its content: its object, its key (file version,
+tier, cap, and the tuple of ranked names that ordered it) and its LRU node; measured on
+Django after the bench's session, ~700 bytes for the keys alone."""
+
+
+def _rendering_bytes(rendering: Rendering) -> int:
+    """Estimated. The content's real size (outline rows hold the gutter's bar, so they are
+    stored two bytes a character); a tier-3 rendering shares its text with the basis, so
+    this over-counts those."""
+    return sys.getsizeof(rendering.content) + RENDERING_OVERHEAD_BYTES
+
+
+def _basis_bytes(basis: FileBasis) -> int:
+    """Estimated from the text alone, when the basis is made (its layouts come later): on
+    Django a basis's layouts and row groups take about as much as its text."""
+    return 2 * sys.getsizeof(basis.text)
+
+
 class RenderCache:
     """Bounded LRUs shared by requests: renderings (the bulk of a bundle's cost), and the
-    file bases they are fitted from (`FileBasis`: lines, row token counts, outline layouts),
-    which a new query reuses even when its renderings differ."""
+    file bases they are fitted from (`FileBasis`: text, outline layouts), which a new query
+    reuses even when its renderings differ.
 
-    def __init__(self, max_items: int = 8192, max_bases: int = 512):
+    Each is bounded by count and by estimated bytes: the count alone let renderings of big
+    files (a whole module at tier 3, 20K tokens) or bases of big files grow the server
+    without limit in sight (8,192 renderings took ~29 MB on Django after ~3,000 requests)."""
+
+    def __init__(
+        self,
+        max_items: int = 8192,
+        max_bases: int = 512,
+        max_item_bytes: int = RENDERINGS_MAX_BYTES,
+        max_basis_bytes: int = BASES_MAX_BYTES,
+    ):
         self.max_items = max_items
         self.max_bases = max_bases
         """~100 KB each for a big module; a bundle renders ~60 files, hubs again and again."""
+        self.max_item_bytes = max_item_bytes
+        self.max_basis_bytes = max_basis_bytes
         self._items: OrderedDict[tuple, Rendering] = OrderedDict()
         self._bases: OrderedDict[tuple, FileBasis] = OrderedDict()
+        self._item_bytes = 0
+        self._basis_bytes = 0
         self._lock = threading.Lock()
 
     def get(self, key: tuple) -> Rendering | None:
@@ -68,9 +110,14 @@ class RenderCache:
 
     def put(self, key: tuple, value: Rendering) -> None:
         with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self._item_bytes -= _rendering_bytes(old)
             self._items[key] = value
-            if len(self._items) > self.max_items:
-                self._items.popitem(last=False)
+            self._item_bytes += _rendering_bytes(value)
+            while self._items and (len(self._items) > self.max_items or self._item_bytes > self.max_item_bytes):
+                _, dropped = self._items.popitem(last=False)
+                self._item_bytes -= _rendering_bytes(dropped)
 
     def kept_basis(self, key: tuple, outline: Outline) -> FileBasis | None:
         """The basis kept for `key` (a file version), if any."""
@@ -88,9 +135,16 @@ class RenderCache:
             if hit is not None and hit.outline is outline:
                 self._bases.move_to_end(key)
                 return hit
+            if hit is not None:
+                self._basis_bytes -= _basis_bytes(hit)
             basis = self._bases[key] = FileBasis(text, outline)
-            if len(self._bases) > self.max_bases:
-                self._bases.popitem(last=False)
+            self._bases.move_to_end(key)
+            self._basis_bytes += _basis_bytes(basis)
+            while len(self._bases) > 1 and (
+                len(self._bases) > self.max_bases or self._basis_bytes > self.max_basis_bytes
+            ):
+                _, dropped = self._bases.popitem(last=False)
+                self._basis_bytes -= _basis_bytes(dropped)
             return basis
 
 
