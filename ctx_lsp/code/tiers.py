@@ -19,7 +19,6 @@ import threading
 import weakref
 from array import array
 from bisect import bisect_right
-from collections import ChainMap
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
@@ -261,13 +260,16 @@ class OutlineRenderer:
             groups = shared[key] = RowGroups(rows)
         return groups
 
-    def _count(self, content: str, rows: Sequence[Row]) -> int:
-        """The exact count of a fitted content (`rows` as `_content` joined them): the sum of
-        its rows' counts for encodings that never merge across a line end (each row ends
-        in a newline and the next begins with its gutter), else a count of the whole
-        content, kept in the basis (the last EXACT_COUNTS_KEPT)."""
+    def _measure(self, rows: Sequence[Row]) -> tuple[int, str | None]:
+        """The exact count of `rows` as `_content` joins them, and that content if counting
+        built it. For encodings that never merge across a line end (each row ends in a
+        newline and the next begins with its gutter) the count is the sum of the rows'
+        counts, and the content is left to the caller: most outlines measured are over
+        their cap and never shown. For others the whole content is counted, and the count
+        kept in the basis (the last EXACT_COUNTS_KEPT)."""
         if self._shared is not None:
-            return self._shared.tokens(self.width, [row.line for row in rows], [row.text for row in rows])
+            return self._shared.tokens(self.width, [row.line for row in rows], [row.text for row in rows]), None
+        content, _ = _content(rows, self.width)
         exact = self.basis.exact
         tokens = exact.get(content)
         if tokens is None:
@@ -275,7 +277,7 @@ class OutlineRenderer:
             if len(exact) >= EXACT_COUNTS_KEPT:
                 exact.pop(next(iter(exact)), None)  # the oldest
             exact[content] = tokens
-        return tokens
+        return tokens, content
 
     def _tokens_of(self, numbers: Sequence[int], texts: Sequence[str]) -> int:
         """Tokens of the rows (line numbers and texts, as `_content` renders them), summed:
@@ -317,11 +319,12 @@ class OutlineRenderer:
         outline = self.outline
         surely_over = sum(len(row.text) for row in rows) > cap * MAX_CHARS_PER_TOKEN
         if len(units) <= 1 or (not surely_over and self._within(rows, cap + ESTIMATE_SLACK_TOKENS)):
-            content, breaks = _content(rows, self.width)
-            exact = self._count(content, rows)
+            exact, content = self._measure(rows)
             if exact <= cap:
+                content = _content(rows, self.width)[0] if content is None else content
                 return _outline_rendering(tier, content, exact, rows, outline, False)
             if len(units) <= 1:  # one unit over its cap: cut it, preferably before a symbol
+                content, breaks = _content(rows, self.width)
                 return _cut_rendering(tier, content, breaks, rows, outline, counter, cap, self.width)
         order = self._orders.get(id(rows))
         if order is None:
@@ -334,9 +337,9 @@ class OutlineRenderer:
             k, kept_rows = self._largest_prefix(rows, units, order, target, hi)
             if k == 0:
                 break
-            content, _ = _content(kept_rows, self.width)
-            exact = self._count(content, kept_rows)
+            exact, content = self._measure(kept_rows)
             if exact <= cap:
+                content = _content(kept_rows, self.width)[0] if content is None else content
                 return _outline_rendering(tier, content, exact, kept_rows, outline, True)
             target -= exact - cap  # the estimate was low: aim lower, with fewer units
             hi = k - 1
@@ -511,12 +514,14 @@ class RowCounts:
     def _text_counts(self, texts: Sequence[str]) -> Mapping[str, int]:
         """A mapping holding the count of every one of `texts`, counting the missing ones."""
         counts = self._texts
-        missing = [t for t in dict.fromkeys(texts) if t not in counts]
+        unique = dict.fromkeys(texts)
+        missing = [t for t in unique if t not in counts]
         if not missing:
             return counts
         fresh = dict(zip(missing, self.counter.count_many([_row_text(t) for t in missing])))
         self._keep(fresh)
-        return ChainMap(fresh, counts)  # `counts` may have been replaced by a smaller dict meanwhile
+        # Not `counts` updated: it may have been replaced by a smaller dict meanwhile.
+        return {t: fresh[t] if t in fresh else counts[t] for t in unique}
 
     def _keep(self, fresh: dict[str, int]) -> None:
         with self._lock:
@@ -548,7 +553,8 @@ class RowCounts:
         counts = self._gutters.get(width)
         if counts is None:
             counts = self._gutters.setdefault(width, {})
-        missing = [n for n in dict.fromkeys(numbers) if n not in counts]
+        unique = dict.fromkeys(numbers)
+        missing = [n for n in unique if n not in counts]
         if not missing:
             return counts
         fresh = dict(zip(missing, self.counter.count_many([_gutter(width, n) for n in missing])))
@@ -556,7 +562,7 @@ class RowCounts:
             if len(counts) + len(fresh) > GUTTER_COUNTS_MAX:
                 self._gutters[width] = {}  # readers holding the old dict keep it whole
             self._gutters[width].update(fresh)
-        return ChainMap(fresh, counts)
+        return {n: fresh[n] if n in fresh else counts[n] for n in unique}
 
 
 _ROW_COUNTS: dict[TokenCounter, RowCounts] = {}
