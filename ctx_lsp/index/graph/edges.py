@@ -100,7 +100,7 @@ def _cut(ends: array, column: array, i: int, strings: Sequence[str]) -> tuple[st
 
 
 def _stored_uses(image: GraphImage, names: Sequence[str], i: int) -> Uses:
-    """File i's (used, uses, imports) as the image holds them (see `FileFacts.later`)."""
+    """File i's (used, uses, imports) as the image holds them (see `FileFacts.source`)."""
     start, end = _start(image.import_ends, i), image.import_ends[i]
     flat = image.imports[start:end].tolist()
     statements: list[ImportStatement] = []
@@ -326,8 +326,7 @@ class Edges:
                 defines=frozenset(_cut(image.define_ends, image.defines, i, names)),
                 called=frozenset(_cut(image.called_ends, image.called, i, names)),
                 outline=entry.outline if entry is not None else _NO_OUTLINE,
-                known=[],
-                later=functools.partial(_stored_uses, image, names, i),
+                source=[functools.partial(_stored_uses, image, names, i)],
             )
             targets = _cut(image.target_ends, image.targets, i, files)
             if targets:

@@ -41,7 +41,7 @@ class FileFacts:
 
     `used`, `uses` and `imports` are only read when the graph changes or for a request's
     few working files, so facts restored from the cache's image decode them on first
-    read (`later`): on a 20,000-file workspace they are most of the image.
+    read (`source`): on a 20,000-file workspace they are most of the image.
 
     `imports` holds the raw statements: what they resolve to depends on which other files
     exist, so they are resolved again when those come or go.
@@ -54,9 +54,10 @@ class FileFacts:
     defines: frozenset[str]  # names of its `Definition`s
     called: frozenset[str]  # simple names its symbols call
     outline: Outline
-    known: list[Uses]
-    """[(used, uses, imports)] once known; empty until `later` has been asked."""
-    later: Callable[[], Uses] | None = None
+    source: list[Uses | Callable[[], Uses]]
+    """[(used, uses, imports)], or [a function that decodes them] until they are first
+    read; the slot then holds what it returned, so the image it reads from can go once
+    every file's were read (as the graph's first change, or its preparation, does)."""
 
     @property
     def used(self) -> tuple[str, ...]:
@@ -73,10 +74,10 @@ class FileFacts:
         return self._uses()[2]
 
     def _uses(self) -> Uses:
-        if not self.known:  # the graph's lock is held: one thread decodes
-            assert self.later is not None
-            self.known.append(self.later())
-        return self.known[0]
+        found = self.source[0]
+        if callable(found):  # two threads may both decode: both store equal values
+            found = self.source[0] = found()
+        return found
 
 
 def _definition_rows(outline: Outline) -> Iterator[tuple[str, str, str, int]]:
@@ -110,7 +111,7 @@ def facts_for(entry: IndexedFile) -> FileFacts | None:
         defines=frozenset([intern(row[1]) for row in _definition_rows(outline)]),
         called=frozenset([intern(name) for sym in outline.symbols for name in sym.calls]),
         outline=outline,
-        known=[
+        source=[
             (
                 tuple([intern(name) for name, _ in references]),
                 tuple([count for _, count in references]),
