@@ -442,7 +442,7 @@ def _derive(workspace: Workspace) -> None:
     """Leave the cache as warm as a server leaves it: the search postings, the graph and
     its global rank stored (`index/derived.py`), so the next process — a CLI call, a
     server's start — reads them instead of deriving them (~2 s on Django)."""
-    from ctx_lsp.code.outline import all_outlines_kept_decoded
+    from ctx_lsp.code.outline import outlines_kept_decoded
     from ctx_lsp.index.derived import DerivedCache
     from ctx_lsp.index.graph import ReferenceGraph
     from ctx_lsp.index.search import SearchIndex
@@ -452,7 +452,7 @@ def _derive(workspace: Workspace) -> None:
     entries = list(workspace.files.values())
     search.update((), entries)
     graph.update((), entries)
-    with all_outlines_kept_decoded():  # this process ends here: memory is not the point
+    with outlines_kept_decoded():  # a short-lived process: more memory for less decoding
         search.catch_up()
         graph.warm_up()
 
