@@ -441,7 +441,7 @@ def _index(args: argparse.Namespace) -> int:
 def _derive(workspace: Workspace) -> None:
     """Leave the cache as warm as a server leaves it: the search postings, the graph and
     its global rank stored (`index/derived.py`), so the next process — a CLI call, a
-    server's start — reads them instead of deriving them (~2 s on Django)."""
+    server's start — reads them instead of deriving them (~3.5 s on Django)."""
     from ctx_lsp.code.outline import outlines_kept_decoded
     from ctx_lsp.index.derived import DerivedCache
     from ctx_lsp.index.graph import ReferenceGraph
