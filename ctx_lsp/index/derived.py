@@ -7,7 +7,7 @@ stored next to the files, each under a digest of exactly what it was derived fro
 - **the search postings** (`derived`, key `search_postings`, in the first folder's cache):
   one image of the whole index as flat arrays (`search.PostingsImage`), with each file's
   display path and content hash. Its digest covers `IMAGE_VERSION` (the source of
-  `terms.py` and `search.py`, the boosts, the array layout) and every byte, so an image
+  `terms.py`, `search.py` and `packed.py`, the boosts, the array layout) and every byte, so an image
   another version wrote, or whose bytes were altered, is not read. A full pass into an
   empty index starts from the image and derives again only the files whose path or hash
   differ (removing those that are gone), then rewrites the image; edits in a running
@@ -43,7 +43,7 @@ from pathlib import Path
 
 from ctx_lsp import relevance
 from ctx_lsp.code import outline
-from ctx_lsp.index import search, terms
+from ctx_lsp.index import packed, search, terms
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.graph import edges, facts, image, modules
 from ctx_lsp.index.graph.image import GraphImage
@@ -76,8 +76,6 @@ SEARCH_VERSION = f"1:{NAME_BOOST}:{PATH_BOOST}:{_source_digest(terms, search)}"
 RANK_VERSION = f"1:{DAMPING}:{GLOBAL_TOLERANCE}"
 RANK_KEY = "global_rank"
 POSTINGS_KEY = "search_postings"
-_ARRAY_FORMAT = f"i{array('i').itemsize}{sys.byteorder}"
-"""Images hold native arrays: one written on another machine layout is not read."""
 _IMAGE_ARRAYS = (
     "doc_file",
     "doc_start",
@@ -90,9 +88,9 @@ _IMAGE_ARRAYS = (
     "posting_tfs",
 )
 _IMAGE_STRINGS = ("files", "paths", "hashes", "symbols", "kinds", "terms")
-IMAGE_VERSION = f"{SEARCH_VERSION}:{_ARRAY_FORMAT}"
+IMAGE_VERSION = f"{SEARCH_VERSION}:{_source_digest(packed)}:{packed.ARRAY_FORMAT}"
 GRAPH_KEY = "reference_graph"
-GRAPH_VERSION = f"1:{_source_digest(facts, edges, modules, image, relevance, outline)}:{image.ARRAY_FORMAT}"
+GRAPH_VERSION = f"1:{_source_digest(facts, edges, modules, image, packed, relevance, outline)}:{packed.ARRAY_FORMAT}"
 """Changes when the way the graph is derived from outlines may have changed."""
 
 
@@ -134,66 +132,59 @@ class DerivedCache:
         log.warning(msg)
 
     # ------------------------------------------------------------------ the whole postings
-    def load_image(self) -> PostingsImage | None:
+    def _stored_bytes(self, key: str, what: str, version: str) -> tuple[bytes | None, bool]:
+        """(the stored bytes under `key` if their digest holds for `version`, else None;
+        whether stored bytes were refused)."""
         store = self._store(None)
         if store is None:
-            return None
+            return None, False
         try:
-            row = store.load_derived(POSTINGS_KEY)
+            row = store.load_derived(key)
         except sqlite3.Error as err:
-            self._warn(store, "search postings", err)
-            return None
+            self._warn(store, what, err)
+            return None, False
         if row is None:
-            return None
+            return None, False
         digest, value = row
-        if not isinstance(value, bytes) or digest != _bytes_digest(IMAGE_VERSION, value):
-            self.image_rejected += 1
-            return None
-        image = _unpack_image(value)
+        if not isinstance(value, bytes) or digest != _bytes_digest(version, value):
+            return None, True
+        return value, False
+
+    def _put_bytes(self, key: str, version: str, value: bytes) -> bool:
+        store = self._store(None)
+        if store is None:
+            return False
+        store.put_derived(key, _bytes_digest(version, value), value)
+        return True
+
+    def load_image(self) -> PostingsImage | None:
+        value, refused = self._stored_bytes(POSTINGS_KEY, "search postings", IMAGE_VERSION)
+        image = _unpack_image(value) if value is not None else None
         if image is None:
-            self.image_rejected += 1
+            self.image_rejected += refused or value is not None
             return None
         self.image_loaded += 1
         return image
 
     def save_image(self, entries: Sequence[IndexedFile], image: PostingsImage) -> None:
-        store = self._store(None)
-        if store is None or any(e.overlay_version is not None for e in entries):
+        if any(e.overlay_version is not None for e in entries):
             return  # images are of what is on disk
-        value = _pack_image(image)
-        store.put_derived(POSTINGS_KEY, _bytes_digest(IMAGE_VERSION, value), value)
-        self.image_saved += 1
+        if self._put_bytes(POSTINGS_KEY, IMAGE_VERSION, _pack_image(image)):
+            self.image_saved += 1
 
     # ------------------------------------------------------------------ the graph
     def load_graph(self) -> GraphImage | None:
-        store = self._store(None)
-        if store is None:
-            return None
-        try:
-            row = store.load_derived(GRAPH_KEY)
-        except sqlite3.Error as err:
-            self._warn(store, "graph", err)
-            return None
-        if row is None:
-            return None
-        digest, value = row
-        if not isinstance(value, bytes) or digest != _bytes_digest(GRAPH_VERSION, value):
-            self.graph_rejected += 1
-            return None
-        found = image.unpack(value)
+        value, refused = self._stored_bytes(GRAPH_KEY, "graph", GRAPH_VERSION)
+        found = image.unpack(value) if value is not None else None
         if found is None:
-            self.graph_rejected += 1
+            self.graph_rejected += refused or value is not None
             return None
         self.graph_loaded += 1
         return found
 
     def save_graph(self, graph: GraphImage) -> None:
-        store = self._store(None)
-        if store is None:
-            return
-        value = image.pack(graph)
-        store.put_derived(GRAPH_KEY, _bytes_digest(GRAPH_VERSION, value), value)
-        self.graph_saved += 1
+        if self._put_bytes(GRAPH_KEY, GRAPH_VERSION, image.pack(graph)):
+            self.graph_saved += 1
 
     # ------------------------------------------------------------------ the global rank
     @staticmethod
@@ -249,38 +240,18 @@ def _bytes_digest(key: str, value: bytes) -> str:
 
 
 def _pack_image(image: PostingsImage) -> bytes:
-    """JSON header (the string columns and each array's length) + NUL + the arrays."""
-    header = {name: getattr(image, name) for name in _IMAGE_STRINGS}
-    header["lengths"] = [len(getattr(image, name)) for name in _IMAGE_ARRAYS]
-    parts = [json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"), b"\0"]
-    parts.extend(getattr(image, name).tobytes() for name in _IMAGE_ARRAYS)
-    return b"".join(parts)
+    return packed.pack(
+        {name: getattr(image, name) for name in _IMAGE_STRINGS}, {name: getattr(image, name) for name in _IMAGE_ARRAYS}
+    )
 
 
 def _unpack_image(value: bytes) -> PostingsImage | None:
-    cut = value.find(b"\0")
-    try:
-        header = json.loads(value[:cut].decode("utf-8", "surrogatepass"))
-        lengths = header["lengths"]
-        strings = {name: header[name] for name in _IMAGE_STRINGS}
-    except (ValueError, KeyError, TypeError):
+    columns = packed.unpack(value, _IMAGE_STRINGS, _IMAGE_ARRAYS)
+    if columns is None:
         return None
-    if cut < 0 or len(lengths) != len(_IMAGE_ARRAYS) or not all(isinstance(v, list) for v in strings.values()):
-        return None
-    arrays: dict[str, array] = {}
-    offset = cut + 1
-    size = array("i").itemsize
-    view = memoryview(value)  # slices without copies
-    for name, length in zip(_IMAGE_ARRAYS, lengths):
-        chunk = view[offset : offset + length * size]
-        if type(length) is not int or len(chunk) != length * size:  # frombytes raises on a partial item
-            return None
-        column = array("i")
-        column.frombytes(chunk)
-        arrays[name] = column
-        offset += length * size
+    strings, arrays = columns
     n_docs = len(strings["symbols"])
-    if offset != len(value) or any(len(arrays[n]) != n_docs for n in _IMAGE_ARRAYS[:5]):
+    if any(len(arrays[n]) != n_docs for n in _IMAGE_ARRAYS[:5]):
         return None
     n_terms, ends, doc_ends = len(strings["terms"]), arrays["term_ends"], arrays["doc_term_ends"]
     if len(ends) != n_terms or len(arrays["posting_docs"]) != len(arrays["posting_tfs"]):
@@ -300,10 +271,7 @@ def _unpack_image(value: bytes) -> PostingsImage | None:
         return None
     if len(strings["paths"]) != len(strings["files"]) or len(strings["hashes"]) != len(strings["files"]):
         return None
-    try:
-        kinds = [sys.intern(k) for k in strings["kinds"]]  # a handful of values, one per document
-    except TypeError:
-        return None
+    kinds = [sys.intern(k) for k in strings["kinds"]]  # a handful of values, one per document
     return PostingsImage(
         files=strings["files"],
         paths=strings["paths"],

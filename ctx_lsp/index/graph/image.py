@@ -17,16 +17,13 @@ indexed with.
 
 from __future__ import annotations
 
-import json
-import sys
 from array import array
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["ARRAY_FORMAT", "GraphImage", "pack", "unpack"]
+from ctx_lsp.index import packed
 
-ARRAY_FORMAT = f"i{array('i').itemsize}{sys.byteorder}"
-"""Images hold native arrays: one written on another machine layout is not read."""
+__all__ = ["GraphImage", "pack", "unpack"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,47 +77,19 @@ _CUTS = (  # (ends, column, what its ids index: "names", "files" or "" for count
 
 
 def pack(image: GraphImage) -> bytes:
-    """JSON header (the string columns and each array's length) + NUL + the arrays."""
-    header: dict[str, object] = {name: getattr(image, name) for name in _STRINGS}
-    header["lengths"] = [len(getattr(image, name)) for name in _ARRAYS]
-    parts = [json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"), b"\0"]
-    parts.extend(getattr(image, name).tobytes() for name in _ARRAYS)
-    return b"".join(parts)
+    return packed.pack(
+        {name: getattr(image, name) for name in _STRINGS}, {name: getattr(image, name) for name in _ARRAYS}
+    )
 
 
 def unpack(value: bytes) -> GraphImage | None:
     """The image packed in `value`, or None if it does not hold to the layout."""
-    cut = value.find(b"\0")
-    if cut < 0:
+    columns = packed.unpack(value, _STRINGS, _ARRAYS)
+    if columns is None:
         return None
-    try:
-        header = json.loads(value[:cut].decode("utf-8", "surrogatepass"))
-        lengths = header["lengths"]
-        strings = {name: header[name] for name in _STRINGS}
-    except (ValueError, KeyError, TypeError):
-        return None
-    if not isinstance(lengths, list) or len(lengths) != len(_ARRAYS):
-        return None
-    if not all(isinstance(v, list) and all(type(s) is str for s in v) for v in strings.values()):
-        return None
-    arrays: dict[str, array] = {}
-    offset = cut + 1
-    size = array("i").itemsize
-    view = memoryview(value)
-    for name, length in zip(_ARRAYS, lengths):
-        if type(length) is not int or length < 0:
-            return None
-        chunk = view[offset : offset + length * size]
-        if len(chunk) != length * size:  # cut short: frombytes would raise on a partial item
-            return None
-        column = array("i")
-        column.frombytes(chunk)
-        arrays[name] = column
-        offset += length * size
-    if offset != len(value):
-        return None
-    columns: dict[str, Any] = {**strings, **arrays}
-    image = GraphImage(**columns)
+    strings, arrays = columns
+    fields_: dict[str, Any] = {**strings, **arrays}
+    image = GraphImage(**fields_)
     return image if _holds(image) else None
 
 
