@@ -402,12 +402,23 @@ class ProgressBar:
         self.stream.flush()
 
 
-def _engine(directory: Path):
+def _engine(directory: Path, *, warn_config: bool = True):
+    """An engine for a command's workspace. A workspace config file's wrong values are
+    dropped with a warning on stderr, and the command goes on (issue 20): only the user's
+    own flags are errors. `status` lists the warnings itself."""
     from ctx_lsp.engine import Engine
 
     if not directory.is_dir():
         raise CtxError(f"{directory} is not a directory")
-    return Engine([directory])
+    engine = Engine([directory])
+    if warn_config:
+        _print_config_warnings(engine.loaded.warnings)
+    return engine
+
+
+def _print_config_warnings(warnings: Sequence[str]) -> None:
+    for warning in warnings:
+        print(f"ctx-lsp: warning: config: {warning}", file=sys.stderr)
 
 
 def _index(args: argparse.Namespace) -> int:
@@ -418,7 +429,9 @@ def _index(args: argparse.Namespace) -> int:
 
     if not args.directory.is_dir():
         raise CtxError(f"{args.directory} is not a directory")
-    workspace = Workspace([args.directory], load(args.directory.resolve()).config)
+    loaded = load(args.directory.resolve())
+    _print_config_warnings(loaded.warnings)
+    workspace = Workspace([args.directory], loaded.config)
     started = time.perf_counter()
     stats = workspace.index(ProgressBar(enabled=not args.quiet), force=args.force)
     elapsed = time.perf_counter() - started
@@ -432,6 +445,11 @@ def _index(args: argparse.Namespace) -> int:
         started = time.perf_counter()
         _derive(workspace)
         print(f"derived the search postings and the reference graph in {time.perf_counter() - started:.2f}s")
+    problems = workspace.problems()
+    for problem in problems[:SHOWN_PROBLEMS]:
+        print(f"problem: {problem}", file=sys.stderr)
+    if len(problems) > SHOWN_PROBLEMS:
+        print(f"problem: … and {len(problems) - SHOWN_PROBLEMS} more (ctx-lsp status --format json)", file=sys.stderr)
     for warning in workspace.cache_warnings():
         print(f"warning: {warning}", file=sys.stderr)
     workspace.close()
@@ -457,10 +475,14 @@ def _derive(workspace: Workspace) -> None:
         graph.warm_up()
 
 
+SHOWN_PROBLEMS = 10
+"""Problems printed by `index` and `status`; the JSON status has every one."""
+
+
 def _status(args: argparse.Namespace) -> int:
     from ctx_lsp.wire import to_wire
 
-    engine = _engine(args.directory)
+    engine = _engine(args.directory, warn_config=False)
     engine.index()
     report = engine.status()
     engine.close()
@@ -476,8 +498,10 @@ def _status(args: argparse.Namespace) -> int:
     print(f"  skipped files : {skipped}; ignored directories: {report.ignored_dirs}")
     if report.too_large:
         print(f"  too large     : {', '.join(report.too_large[:10])}")
-    for problem in report.problems[:10]:
+    for problem in report.problems[:SHOWN_PROBLEMS]:
         print(f"  problem       : {problem}")
+    if len(report.problems) > SHOWN_PROBLEMS:
+        print(f"  problem       : … and {len(report.problems) - SHOWN_PROBLEMS} more (--format json lists them all)")
     print(
         f"  last index    : {report.last_index['seconds']}s "
         f"({report.last_index['parsed']} parsed, {report.last_index['reused']} from cache)"

@@ -470,17 +470,15 @@ def confine(config: Config, root: Path) -> list[str]:
 
 
 def _workspace_table(root: Path, name: str, warnings: list[str]) -> Any:
-    """The ctx-lsp table of one workspace config file; None if absent or refused. Invalid
-    TOML in pyproject.toml (not ours) is a warning, in our own files an error."""
+    """The ctx-lsp table of one workspace config file; None if absent, refused or not
+    valid TOML (each a warning: a cloned repository's file never stops the server)."""
     path = root / name
     if not os.path.lexists(path):
         return None
     try:
         data = _read_toml(path, root)
     except ConfigError as err:
-        if name != "pyproject.toml":
-            raise
-        warnings.append(f"pyproject.toml not read: {err}")
+        warnings.append(f"{name} not read: {err.args[0].split(': ', 1)[-1]}; fix it or remove it, the defaults apply")
         return None
     except (CtxError, OSError) as err:
         warnings.append(f"{name} not read: {err}")
@@ -489,6 +487,63 @@ def _workspace_table(root: Path, name: str, warnings: list[str]) -> Any:
         return data
     tool = data.get("tool")
     return tool.get("ctx-lsp") if isinstance(tool, Mapping) else None
+
+
+MAX_DROPPED_SETTINGS = 50
+"""Wrong keys dropped one at a time from one source before the whole source is ignored."""
+
+
+def _normal(key: str) -> str:
+    """A key as the config reads it, whatever its spelling (`maxFileBytes`, `max-file-bytes`)."""
+    return key.replace("_", "").replace("-", "").lower()
+
+
+def without_key(options: Mapping[str, Any], path: str) -> dict[str, Any] | None:
+    """`options` less the setting at the dotted `path` (matched in any spelling), or None
+    if they hold no such key."""
+    parts = path.split(".")
+    copy: dict[str, Any] = dict(options)
+    node: dict[str, Any] = copy
+    for i, part in enumerate(parts):
+        match = next((k for k in node if _normal(str(k)) == _normal(part)), None)
+        if match is None:
+            return None
+        child = node[match]
+        if i == len(parts) - 1 or not isinstance(child, Mapping):
+            del node[match]  # the setting, or the table that should have held it
+            return copy
+        node[match] = dict(child)
+        node = node[match]
+    return None
+
+
+def merge_leniently(config: Config, table: Any, source: str) -> tuple[Config, list[str]]:
+    """`config` with one workspace source's table laid over it, each wrong key dropped
+    with a warning that names the source, the key and the fix, so the others still apply.
+
+    A workspace's config file comes with the repository, maybe a stranger's clone: one bad
+    value in it must never switch the tool off (issue 20), just as one bad editor setting
+    does not. The result is always valid; `config` is not changed.
+    """
+    if not isinstance(table, Mapping):
+        return config, [f"{source}: expected a table, got {table!r}; ignored"]
+    warnings: list[str] = []
+    for _ in range(MAX_DROPPED_SETTINGS):
+        trial = copy.deepcopy(config)
+        try:
+            unknown = merge_into(trial, table)
+            validate(trial)
+        except ConfigError as err:
+            lighter = without_key(table, err.key)
+            if lighter is None:
+                warnings.append(f"{source}: {err}; the whole table is ignored, fix that value")
+                return config, warnings
+            warnings.append(f"{source}: {err}; that key is ignored and the others apply, fix or remove it")
+            table = lighter
+            continue
+        return trial, [*warnings, *(f"{source}: {w}" for w in unknown)]
+    warnings.append(f"{source}: more than {MAX_DROPPED_SETTINGS} wrong keys; the whole table is ignored")
+    return config, warnings
 
 
 def load(root: Path | None, overrides: Mapping[str, Any] | None = None) -> LoadedConfig:
@@ -500,8 +555,10 @@ def load(root: Path | None, overrides: Mapping[str, Any] | None = None) -> Loade
         for name in ("pyproject.toml", *CONFIG_FILE_NAMES):
             table = _workspace_table(root, name, warnings)
             if table is not None:
-                warnings += merge_into(config, table)
-                sources.append("pyproject.toml [tool.ctx-lsp]" if name == "pyproject.toml" else name)
+                source = "pyproject.toml [tool.ctx-lsp]" if name == "pyproject.toml" else name
+                config, found = merge_leniently(config, table, source)
+                warnings += found
+                sources.append(source)
         warnings += confine(config, root)
     trusted: list[str] = []
     if overrides:

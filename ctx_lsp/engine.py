@@ -134,6 +134,9 @@ class StatusReport:
     too_large: tuple[str, ...]
     ignored_dirs: int
     problems: tuple[str, ...]
+    secrets: dict[str, dict[str, int]]
+    """Never paths: `kept_out` counts the files left out as secrets by kind (by name or by
+    content), `masked` the indexed files whose tokens are masked, by kind of token."""
     refused: dict[str, str]
     """Indexed files refused when read since the last index (path → reason): swapped for
     a link out of the workspace, a FIFO or a device, grown past the size limit."""
@@ -396,7 +399,13 @@ class Engine:
             skipped=dict(sorted(stats.skipped.items())),
             too_large=tuple(stats.too_large[:50]),
             ignored_dirs=stats.ignored_dirs,
-            problems=tuple(stats.problems),
+            problems=tuple(ws.problems()),
+            secrets={
+                "kept_out": dict(sorted(stats.secret_kinds.items())),
+                "masked": dict(
+                    sorted(Counter(k for f in files.values() if f.masked for k in f.masked.split(",")).items())
+                ),
+            },
             refused=ws.refused(),
             symbols=sum(f.symbols for f in files.values()),
             tokens=sum(f.tokens for f in files.values() if f.tokens_exact),

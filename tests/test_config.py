@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ctx_lsp.config import ADJUSTMENT_RULES, MAX_FILE_BYTES, Config, load
+from ctx_lsp.config import ADJUSTMENT_RULES, MAX_FILE_BYTES, Config, load, without_key
 from ctx_lsp.errors import ConfigError, CtxError
 from tests.conftest import write_tree
 
@@ -129,15 +129,15 @@ def test_pyproject_without_our_table_is_not_a_source(tmp_path: Path) -> None:
     assert loaded.sources == ("defaults",) and loaded.warnings == () and loaded.config == Config()
 
 
-def test_broken_pyproject_is_a_warning_but_a_broken_ctx_lsp_toml_an_error(tmp_path: Path) -> None:
-    """Ensure that an unparsable pyproject.toml (not ours) only warns, while our own file,
-    unparsable, is refused naming it."""
-    root = workspace(tmp_path, {"pyproject.toml": "[tool.ctx-lsp\nbroken = ", "a.py": ""})
+@pytest.mark.parametrize("name", ["pyproject.toml", "ctx-lsp.toml", ".ctx-lsp.toml"])
+def test_an_unparsable_workspace_config_file_is_a_warning(tmp_path: Path, name: str) -> None:
+    """Ensure that a workspace config file that is not valid TOML is left out with a warning
+    naming it and the fix, and the other sources still apply (issue 20: a cloned
+    repository's file never stops the server)."""
+    root = workspace(tmp_path, {name: "[tool.ctx-lsp\nbroken = = 3", "a.py": ""})
     loaded = load(root, {"artifacts_budget": 1234})
-    assert any("pyproject.toml" in w for w in loaded.warnings)
+    assert [w for w in loaded.warnings if w.startswith(f"{name} not read: ") and "fix it or remove it" in w]
     assert loaded.config.artifacts_budget == 1234
-    (root / "ctx-lsp.toml").write_text("artifacts_budget = = 3\n")
-    assert error_of(root).key == "ctx-lsp.toml"
 
 
 def test_overrides_apply_after_a_reload(tmp_path: Path) -> None:
@@ -289,10 +289,61 @@ def test_camel_case_key_path_in_an_error_is_the_one_the_user_wrote() -> None:
     assert err.key == "agents.planner.docsCap" and "lots" in str(err)
 
 
-def test_wrong_type_in_a_workspace_file_is_an_error_too(tmp_path: Path) -> None:
-    """Ensure that a bad value in pyproject's table is refused, not ignored."""
-    root = workspace(tmp_path, {"pyproject.toml": pyproject('[tool.ctx-lsp.agents.planner]\nbudget = "big"')})
-    assert error_of(root).key == "agents.planner.budget"
+def test_wrong_values_in_a_workspace_file_are_dropped_by_key(tmp_path: Path) -> None:
+    """Ensure that each wrong value in a workspace config file (a wrong type, an unknown
+    encoding, a value out of range) is dropped by its key with a warning naming the file,
+    the key and the fix, while the file's other keys apply (issue 20)."""
+    body = (
+        "tokenizer = 5\nartifacts_budget = 1234\n\n"
+        '[tool.ctx-lsp.agents.planner]\nbudget = "big"\ntier = 2\n\n'
+        "[tool.ctx-lsp.agents.tester]\ntier = 7\n"
+    )
+    root = workspace(tmp_path, {"pyproject.toml": pyproject(body)})
+    loaded = load(root)
+    config = loaded.config
+    assert config.tokenizer == "o200k_base" and config.artifacts_budget == 1234
+    assert (config.agents["planner"].budget, config.agents["planner"].tier) == (4000, 2)
+    assert config.agents["tester"].tier == 2
+    source = "pyproject.toml [tool.ctx-lsp]"
+    for key in ("tokenizer", "agents.planner.budget", "agents.tester.tier"):
+        assert [w for w in loaded.warnings if w.startswith(f"{source}: {key}: ") and "fix or remove it" in w], key
+
+
+def test_a_bad_value_in_ctx_lsp_toml_leaves_pyprojects_value(tmp_path: Path) -> None:
+    """Ensure that a key dropped from a later workspace file leaves the value an earlier
+    one set, and that a cross-field check (an unknown encoding) drops only its key."""
+    root = workspace(
+        tmp_path,
+        {
+            "pyproject.toml": pyproject('tokenizer = "cl100k_base"'),
+            "ctx-lsp.toml": 'tokenizer = "o300k"\nartifacts_budget = 999\n',
+        },
+    )
+    loaded = load(root)
+    assert loaded.config.tokenizer == "cl100k_base" and loaded.config.artifacts_budget == 999
+    assert any(w.startswith("ctx-lsp.toml: tokenizer: unknown encoding 'o300k'") for w in loaded.warnings)
+
+
+@pytest.mark.parametrize("toml", ["[tool]\nctx-lsp = 5\n", '[project]\nname = "x"\n[tool.ctx-lsp]\nindex = 3\n'])
+def test_a_workspace_table_of_the_wrong_shape_is_a_warning(tmp_path: Path, toml: str) -> None:
+    """Ensure that a ctx-lsp table that is not a table, or holds a scalar where a table
+    belongs, is a warning and the defaults apply."""
+    loaded = load(workspace(tmp_path, {"pyproject.toml": toml}))
+    assert loaded.config == Config() and loaded.warnings
+
+
+def test_one_bad_setting_is_dropped_not_every_setting() -> None:
+    """Ensure that `without_key` removes a setting by its key path, in any spelling the
+    editor uses, leaving every other setting in place."""
+    options = {"index": {"maxFileBytes": "big", "ignore": ["build/**"]}, "agents": {"planner": {"budget": 4000}}}
+    assert without_key(options, "index.max_file_bytes") == {
+        "index": {"ignore": ["build/**"]},
+        "agents": {"planner": {"budget": 4000}},
+    }
+    assert options["index"]["maxFileBytes"] == "big"  # the caller's dict is left alone
+    assert without_key(options, "index") == {"agents": {"planner": {"budget": 4000}}}
+    assert without_key({"index": 3}, "index.ignore") == {}  # the table itself was the bad value
+    assert without_key(options, "docs.folders") is None  # not there: nothing to drop
 
 
 @pytest.mark.parametrize(

@@ -151,7 +151,8 @@ def build(request: BundleRequest, policy: Policy, sources: Sources) -> Built:
     if conversation:
         ctx.warnings.extend(f"conversation: {n}" for n in conversation.window.notes)
     if not outcome.sections:
-        ctx.warnings.append("nothing to show: give a query, open files, or a larger budget")
+        empty = sources.workspace.empty_reason()
+        ctx.warnings.append(empty or "nothing to show: give a query, open files, or a larger budget")
     result = BundleResult(
         sections=tuple(outcome.sections),
         text=text,

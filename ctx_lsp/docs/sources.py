@@ -35,7 +35,7 @@ from ctx_lsp.docs.python_api import module_drafts, module_name, parse_module
 from ctx_lsp.docs.sections import Draft, Kind, document_drafts, document_format
 from ctx_lsp.errors import CtxError
 from ctx_lsp.gate import read_file
-from ctx_lsp.index.secret_files import holds_private_key, secret_pattern
+from ctx_lsp.index.secret_files import credential_kind, secret_pattern
 
 __all__ = [
     "add_extra_docs",
@@ -295,7 +295,7 @@ def doc_file_drafts(path: Path, label: str, display: str, kind: str, roots: Root
         data = read_file(path, roots, MAX_DOC_FILE_BYTES).data
     except (OSError, CtxError):
         return []
-    if holds_private_key(data):
+    if credential_kind(data) is not None:
         return []
     text = data.decode("utf-8", "replace")
     return document_drafts(

@@ -16,7 +16,8 @@ from ctx_lsp.code.python import outline_python_json
 from ctx_lsp.errors import OutsideWorkspace
 from ctx_lsp.gate import Refused, read_file
 from ctx_lsp.index.scan import SkipReason, looks_binary
-from ctx_lsp.index.secret_files import holds_private_key
+from ctx_lsp.index.secret_files import credential_kind
+from ctx_lsp.index.secret_tokens import mask_tokens
 from ctx_lsp.index.store import StoredFile
 from ctx_lsp.tokens import TokenCounter, counter_for
 
@@ -44,6 +45,8 @@ class IndexedFile:
     decode_replaced: bool  # not valid UTF-8; decoded with U+FFFD replacements
     outline_json: str
     """The outline as cached; "" for text analysed here and never stored (`_outline` set)."""
+    masked: str = ""
+    """Kinds of token masked in its text, comma-separated; "" for none (status counts them)."""
     overlay_version: int | None = None  # set while an editor buffer overrides the disk copy
     _outline: Outline | None = field(default=None, repr=False)
 
@@ -176,8 +179,9 @@ UNINDEXED_LANGUAGES = {BINARY_LANGUAGE: SkipReason.BINARY, SECRET_LANGUAGE: Skip
 """Languages of cached rows that stand for a file kept out of the index, and the reason."""
 
 
-def secret_row(rel_path: str, data: bytes, mtime_ns: int) -> StoredFile:
-    return StoredFile(rel_path, len(data), mtime_ns, content_hash(data), SECRET_LANGUAGE, 0, 0, 0, False, "")
+def secret_row(rel_path: str, data: bytes, mtime_ns: int, kind: str) -> StoredFile:
+    """A file kept out as a credential store by its content; `masked` holds its kind."""
+    return StoredFile(rel_path, len(data), mtime_ns, content_hash(data), SECRET_LANGUAGE, 0, 0, 0, False, "", kind)
 
 
 def to_indexed(row: StoredFile, root: str, abs_path: str, display: str, outline: Outline | None = None) -> IndexedFile:
@@ -195,6 +199,7 @@ def to_indexed(row: StoredFile, root: str, abs_path: str, display: str, outline:
         symbols=row.symbols,
         decode_replaced=row.decode_replaced,
         outline_json=row.outline_json,
+        masked=row.masked,
         _outline=outline,
     )
 
@@ -245,20 +250,27 @@ def read_and_analyse(job: ReadJob, encoding: str | None) -> ReadOutcome:
     data, mtime_ns = read.data, read.mtime_ns
     if looks_binary(data):
         return ReadOutcome(binary_row(rel_path, data, mtime_ns), SkipReason.BINARY)
-    if job.check_secret and holds_private_key(data):
-        return ReadOutcome(secret_row(rel_path, data, mtime_ns), SkipReason.SECRET)
+    size = len(data)
+    masked: tuple[str, ...] = ()
+    if job.check_secret:
+        kind = credential_kind(data)
+        if kind is not None:
+            return ReadOutcome(secret_row(rel_path, data, mtime_ns, kind), SkipReason.SECRET)
+        data, masked = mask_tokens(data)
     uncounted: str | None = None
     try:
         if encoding is None:
-            analysis = analyse_uncounted(rel_path, data, len(data), mtime_ns)
+            analysis = analyse_uncounted(rel_path, data, size, mtime_ns)
             row = None if analysis is None else analysis[0]
             uncounted = None if analysis is None else analysis[1]
         else:
-            row = analyse(rel_path, data, len(data), mtime_ns, counter_for(encoding))
+            row = analyse(rel_path, data, size, mtime_ns, counter_for(encoding))
     except Exception as err:
         return ReadOutcome(None, "unparsable", f"{rel_path}: {type(err).__name__}: {err}")
     if row is None:
         return ReadOutcome(None, SkipReason.BINARY)
+    if masked:  # the size stays the file's: it is compared with the disk's on a warm start
+        row = replace(row, masked=",".join(masked))
     return ReadOutcome(row, uncounted=uncounted)
 
 

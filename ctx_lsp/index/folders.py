@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ctx_lsp.config import MAX_FILE_BYTES
 from ctx_lsp.errors import OutsideWorkspace
 from ctx_lsp.gate import Reason, Refused, read_file
-from ctx_lsp.index.scan import IgnoreRules
-from ctx_lsp.index.secret_files import holds_private_key
+from ctx_lsp.index.scan import CONFIGURED_SOURCE, IgnoreRules
+from ctx_lsp.index.secret_files import credential_kind
+from ctx_lsp.index.secret_tokens import mask_tokens
 from ctx_lsp.index.store import CACHE_DIR_NAME
 
 
@@ -136,12 +137,26 @@ class Folders:
         only when there are several folders."""
         return rel if len(self._folders) == 1 else f"{folder.name}/{rel}"
 
+    def ignore_problems(self) -> list[str]:
+        """Patterns left out of the ignore files read so far (and of `index.ignore`), as
+        status lists them: each names its file, line and pattern."""
+        found: list[str] = []
+        for folder in self._folders:
+            for problem in folder.rules.problems:
+                if problem.source != CONFIGURED_SOURCE:
+                    problem = replace(problem, source=self.display_path(folder, problem.source))
+                text = str(problem)
+                if text not in found:  # index.ignore is every folder's
+                    found.append(text)
+        return found
+
     def secret(self, location: Location) -> str | None:
         """The secret pattern a located file matches by name (None: not a secret)."""
         return location.folder.rules.secrets.match(location.rel) if location.rel else None
 
     def read(self, abs_path: str) -> tuple[Location, bytes, int]:
-        """Read an indexed file for rendering: its location, bytes and mtime (ns).
+        """Read an indexed file for rendering: its location, bytes (tokens masked, as the
+        index read them) and mtime (ns).
 
         The file is located again now, not trusted from when it was indexed: it may have
         been replaced by a symlink since (one that leaves the workspace raises
@@ -156,6 +171,10 @@ class Folders:
         if pattern is not None:
             raise Refused(display, Reason.SECRET, f"holds secrets (matches {pattern!r}); never read")
         read = read_file(abs_path, [location.folder.root], self.max_file_bytes)
-        if location.folder.rules.secrets.content_check(location.rel) and holds_private_key(read.data):
-            raise Refused(display, Reason.SECRET, "holds a private key; never shown")
-        return location, read.data, read.mtime_ns
+        data = read.data
+        if location.folder.rules.secrets.content_check(location.rel):
+            kind = credential_kind(data)
+            if kind is not None:
+                raise Refused(display, Reason.SECRET, f"holds secrets (a {kind.replace('_', ' ')}); never shown")
+            data, _ = mask_tokens(data)
+        return location, data, read.mtime_ns

@@ -39,6 +39,7 @@ from ctx_lsp.index.files import (
 )
 from ctx_lsp.index.folders import Folder, Folders, Location
 from ctx_lsp.index.scan import ScannedFile, SkipReason, classify_file, scan_folder
+from ctx_lsp.index.secret_files import PRIVATE_KEY_KIND
 from ctx_lsp.index.store import IndexStore, StoredFile
 from ctx_lsp.tokens import counter_for
 
@@ -64,6 +65,9 @@ class IndexStats:
     ignored_dirs: int = 0
     problems: list[str] = field(default_factory=list)
     """Per-file problems (unreadable, unparsable), capped; the count is in `skipped`."""
+    secret_kinds: Counter[str] = field(default_factory=Counter)
+    """Files kept out as secrets, by kind: by name (`secret_files.NAME_KINDS`) or by
+    content (`secret_files.credential_kind`). Never by path."""
     last_index_s: float = 0.0
     parsed: int = 0
     reused: int = 0
@@ -165,7 +169,15 @@ class Indexer:
         stats = IndexStats()
         out: dict[str, IndexedFile] = {}
         for folder in self._folders:
-            self._index_folder(folder, current, stale, stats, out, progress, force)
+            try:
+                self._index_folder(folder, current, stale, stats, out, progress, force)
+            except Exception as err:  # one folder's failure (a bug included) is reported, not fatal
+                log.exception("indexing %s failed", folder.root)
+                stats.problems.append(
+                    f"{folder.name}: indexing stopped by {type(err).__name__}: {err}; "
+                    f"{sum(1 for e in out.values() if e.root == str(folder.root))} of its files indexed before it, "
+                    "the other folders as usual"
+                )
         stats.last_index_s = time.perf_counter() - started
         return out, stats
 
@@ -202,7 +214,7 @@ class Indexer:
                 row = stored.get(sf.rel_path)
                 if row is not None and row.size == sf.size and row.mtime_ns == sf.mtime_ns:
                     if row.language in UNINDEXED_LANGUAGES:
-                        stats.skipped[UNINDEXED_LANGUAGES[row.language]] += 1
+                        _count_unindexed(stats, row)
                         return
                     try:
                         reused[sf.abs_path] = to_indexed(row, root, sf.abs_path, display)
@@ -216,6 +228,8 @@ class Indexer:
             stats.skipped.update(scan.skipped)
             stats.too_large += [self._folders.display_path(folder, p) for p in scan.too_large]
             stats.ignored_dirs += scan.ignored_dirs
+            stats.problems += scan.problems
+            stats.secret_kinds.update(scan.secret_kinds)
             total = len(scan.files)
             to_read = len(reading)
             if progress:
@@ -253,7 +267,7 @@ class Indexer:
             outcome = outcomes[sf.abs_path]
             row = outcome.row
             if row is not None and row.language in UNINDEXED_LANGUAGES:
-                stats.skipped[UNINDEXED_LANGUAGES[row.language]] += 1
+                _count_unindexed(stats, row)
                 continue
             if row is None:
                 stats.skipped[outcome.skip_reason or SkipReason.UNREADABLE] += 1
@@ -507,6 +521,14 @@ def _worker_started() -> None:
     cyclic collector only adds its scans of the millions of nodes and rows allocated
     (5–10 % of the outline work on Django)."""
     gc.disable()
+
+
+def _count_unindexed(stats: IndexStats, row: StoredFile) -> None:
+    """A cached or fresh row that stands for a file kept out (binary, or a secret by content)."""
+    reason = UNINDEXED_LANGUAGES[row.language]
+    stats.skipped[reason] += 1
+    if reason == SkipReason.SECRET:
+        stats.secret_kinds[row.masked or PRIVATE_KEY_KIND] += 1
 
 
 def _same_stat(entry: IndexedFile, size: int, mtime_ns: int) -> bool:

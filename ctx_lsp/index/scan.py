@@ -23,7 +23,8 @@ import pathspec
 from ctx_lsp.config import MAX_FILE_BYTES
 from ctx_lsp.errors import NotFound, OutsideWorkspace
 from ctx_lsp.gate import read_text
-from ctx_lsp.index.secret_files import SecretRules
+from ctx_lsp.index.ignore_files import PatternProblem, compile_patterns
+from ctx_lsp.index.secret_files import SecretRules, kind_of_pattern
 
 DEFAULT_IGNORED_DIRS = frozenset(
     {
@@ -140,6 +141,13 @@ BINARY_SUFFIXES = frozenset(
 )
 """Suffixes known to be binary, so we skip them without reading a byte."""
 
+INFO_EXCLUDE = ".git/info/exclude"
+"""The repository's own excludes, not committed: read with the root's `.gitignore`. The
+global excludes file (`core.excludesFile`) is not read: it lies outside the workspace,
+and the index reads nothing outside it."""
+CONFIGURED_SOURCE = "index.ignore"
+"""How problems with the configured globs name their source."""
+
 VIRTUALENV_MARKER = "pyvenv.cfg"
 """A directory holding this file is a virtualenv, whatever it is called."""
 
@@ -179,6 +187,15 @@ class ScanResult:
     too_large: list[str] = field(default_factory=list)
     """Paths over the size limit, listed so status can name them."""
     ignored_dirs: int = 0
+    secret_kinds: Counter[str] = field(default_factory=Counter)
+    """Files kept out as secrets by name, by kind (`secret_files.NAME_KINDS`)."""
+    problems: list[str] = field(default_factory=list)
+    """Entries the walk could not decide on (a bug, not a property of the file): each is
+    left out and named here, and the walk goes on."""
+
+
+MAX_SCAN_PROBLEMS = 20
+"""Failed entries named per walk; a bug that hits every entry must not flood status."""
 
 
 def is_binary_name(name: str) -> bool:
@@ -208,32 +225,53 @@ class IgnoreRules:
         self.root = root
         self.respect_gitignore = respect_gitignore
         self.secrets = SecretRules(include_secrets)
-        self._global = pathspec.GitIgnoreSpec.from_lines(list(extra_globs)) if extra_globs else None
+        configured = compile_patterns([(CONFIGURED_SOURCE, list(extra_globs))])
+        self._global = configured.spec
+        self._configured_problems = configured.problems
         self._dir_specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._dir_problems: dict[str, tuple[PatternProblem, ...]] = {}
+
+    @property
+    def problems(self) -> list[PatternProblem]:
+        """Every pattern left out of the ignore files read so far and of `index.ignore`."""
+        found = [*self._configured_problems]
+        for rel_dir in sorted(self._dir_problems):
+            found += self._dir_problems[rel_dir]
+        return found
 
     def _spec_for(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
         if rel_dir in self._dir_specs:
             return self._dir_specs[rel_dir]
         spec = None
         if self.respect_gitignore:
-            gitignore = self.root / rel_dir / ".gitignore" if rel_dir else self.root / ".gitignore"
-            try:
-                # Through the gate: a .gitignore may be a FIFO or a link out of the workspace.
-                lines = read_text(gitignore, [self.root], MAX_FILE_BYTES).splitlines()
-            except (OSError, NotFound, OutsideWorkspace):
-                lines = []
-            if lines:
-                spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            # The root's spec starts with .git/info/exclude, which git ranks below every
+            # .gitignore: within one spec the later pattern wins.
+            names = [INFO_EXCLUDE, ".gitignore"] if not rel_dir else [f"{rel_dir}/.gitignore"]
+            sources = [(name, self._read_lines(name)) for name in names]
+            compiled = compile_patterns([(name, lines) for name, lines in sources if lines])
+            spec = compiled.spec
+            self._dir_problems[rel_dir] = compiled.problems
         self._dir_specs[rel_dir] = spec
         return spec
 
+    def _read_lines(self, rel_path: str) -> list[str]:
+        """An ignore file's lines; none if it is absent or refused. Through the gate: an
+        ignore file may be a FIFO, a device or a link out of the workspace."""
+        try:
+            return read_text(self.root / rel_path, [self.root], MAX_FILE_BYTES).splitlines()
+        except (OSError, NotFound, OutsideWorkspace):
+            return []
+
     def note_no_gitignore(self, rel_dir: str) -> None:
-        """The walk listed `rel_dir` and saw no .gitignore: spare a failed open later."""
-        self._dir_specs.setdefault(rel_dir, None)
+        """The walk listed `rel_dir` and saw no .gitignore: spare a failed open later (not
+        for the root, whose spec also holds `.git/info/exclude`)."""
+        if rel_dir:
+            self._dir_specs.setdefault(rel_dir, None)
 
     def forget(self, rel_dir: str) -> None:
         """Drop a cached .gitignore (it changed on disk)."""
         self._dir_specs.pop(rel_dir, None)
+        self._dir_problems.pop(rel_dir, None)
 
     def is_ignored(self, rel_path: str, is_dir: bool) -> bool:
         """Decide for a path relative to the root, checking every ancestor's rules."""
@@ -335,49 +373,56 @@ def scan_folder(
         if not any(e.name == ".gitignore" for e in entries):
             rules.note_no_gitignore(dir_rel)
         for entry in entries:
-            rel = f"{dir_rel}/{entry.name}" if dir_rel else entry.name
             try:
-                is_link = entry.is_symlink()
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                result.skipped[SkipReason.UNREADABLE] += 1
-                continue
-            if rules.is_ignored(rel, is_dir):
-                if is_dir:
-                    result.ignored_dirs += 1
-                else:
-                    result.skipped[SkipReason.IGNORED] += 1
-                continue
-            if is_link:
-                # Like git, links are not followed: one inside the workspace points at
-                # something indexed under its real path already (no content twice), and
-                # one that leaves the workspace must never be read.
+                rel = f"{dir_rel}/{entry.name}" if dir_rel else entry.name
                 try:
-                    target = Path(os.path.realpath(entry.path))
+                    is_link = entry.is_symlink()
+                    is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
                     result.skipped[SkipReason.UNREADABLE] += 1
                     continue
-                inside = _inside(target, root)
-                result.skipped[SkipReason.SYMLINK_INSIDE if inside else SkipReason.SYMLINK_OUTSIDE] += 1
-                continue
-            if is_dir:  # listed when popped (a directory deleted meanwhile counts as unreadable then)
-                stack.append((entry.path, rel))
-                continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                # A file deleted while we walk.
+                if rules.is_ignored(rel, is_dir):
+                    if is_dir:
+                        result.ignored_dirs += 1
+                    else:
+                        result.skipped[SkipReason.IGNORED] += 1
+                    continue
+                if is_link:
+                    # Like git, links are not followed: one inside the workspace points at
+                    # something indexed under its real path already (no content twice), and
+                    # one that leaves the workspace must never be read.
+                    try:
+                        target = Path(os.path.realpath(entry.path))
+                    except OSError:
+                        result.skipped[SkipReason.UNREADABLE] += 1
+                        continue
+                    inside = _inside(target, root)
+                    result.skipped[SkipReason.SYMLINK_INSIDE if inside else SkipReason.SYMLINK_OUTSIDE] += 1
+                    continue
+                if is_dir:  # listed when popped (a directory deleted meanwhile counts as unreadable then)
+                    stack.append((entry.path, rel))
+                    continue
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    # A file deleted while we walk.
+                    result.skipped[SkipReason.UNREADABLE] += 1
+                    continue
+                scanned, reason = classify_file(entry.path, rel, st, root, max_file_bytes, rules.secrets)
+                if scanned is None:
+                    result.skipped[reason or SkipReason.NOT_A_FILE] += 1
+                    if reason == SkipReason.TOO_LARGE:
+                        result.too_large.append(rel)
+                    elif reason == SkipReason.SECRET:
+                        result.secret_kinds[kind_of_pattern(rules.secrets.match(rel) or "")] += 1
+                else:
+                    result.files.append(scanned)
+                    if on_file is not None:
+                        on_file(scanned)
+            except Exception as err:  # never one entry's failure for the whole walk
                 result.skipped[SkipReason.UNREADABLE] += 1
-                continue
-            scanned, reason = classify_file(entry.path, rel, st, root, max_file_bytes, rules.secrets)
-            if scanned is None:
-                result.skipped[reason or SkipReason.NOT_A_FILE] += 1
-                if reason == SkipReason.TOO_LARGE:
-                    result.too_large.append(rel)
-            else:
-                result.files.append(scanned)
-                if on_file is not None:
-                    on_file(scanned)
+                if len(result.problems) < MAX_SCAN_PROBLEMS:
+                    result.problems.append(f"{dir_rel or '.'}/{entry.name}: left out after {type(err).__name__}: {err}")
     result.files.sort(key=lambda f: f.rel_path)
     return result
 

@@ -3,9 +3,13 @@
 An agent's context is sent to a model provider and may be logged, cached or echoed back
 into a pull request; a `.env` or a private key in it is a leaked credential. So files
 whose *name* says they hold secrets (`.env*`, keys, keystores, credentials, tokens for
-package registries) are kept out by default, before a byte of them is read, and files
-whose *content* is a private key (PEM or OpenSSH) are kept out once read, whatever their
-name. Status counts them under `secret`, never by name.
+package registries, Terraform variables) are kept out by default, before a byte of them
+is read, and files whose *content* is a credential store are kept out once read, whatever
+their name (`credential_kind`): a private key (also one escaped inside a JSON string), a
+cloud service-account key, a Docker `auths` config, a kubeconfig with a key or token, an
+AWS credentials file. Real ones are named anything (`my-project-3f2a1c.json`). Status
+counts them under `secret` and by kind (`secret_kinds`), never by name. Token-shaped
+strings inside ordinary files are masked, not kept out: `secret_tokens.py`.
 
 A false positive (a `secrets.py` that holds code, a `.env.example` of placeholders) can be
 opted back in with `index.include_secrets` globs. Only the user's own settings may do
@@ -42,12 +46,16 @@ SECRET_NAMES = frozenset(
         "id_ed25519",
         "id_ecdsa_sk",
         "id_ed25519_sk",
+        "kubeconfig",
+        ".kubeconfig",
     }
 )
 """Exact file names (compared lowercased)."""
 
 SECRET_SUFFIXES = (
     ".env",
+    ".tfvars",
+    ".tfvars.json",
     ".pem",
     ".key",
     ".p12",
@@ -60,7 +68,7 @@ SECRET_SUFFIXES = (
     ".tfstate.backup",
 )
 """Key and certificate stores, `prod.env`-style env files, Terraform state (which holds
-every secret a deployment used)."""
+every secret a deployment used) and variables (where its inputs are passed)."""
 
 SECRET_PREFIXES = (".env.", "secrets.", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
 """`.env.local`, `.env.production`, `secrets.yaml`, `id_rsa.old`, `id_ed25519.pub`."""
@@ -68,8 +76,13 @@ SECRET_PREFIXES = (".env.", "secrets.", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25
 SECRET_JSON_PREFIXES = ("credentials", "client_secret")
 """`credentials.json`, `credentials-prod.json`, Google's `client_secret_….json`."""
 
-SECRET_DIRS = frozenset({".ssh", ".gnupg"})
-"""Every file below these (a home directory opened as a workspace)."""
+SECRET_DIRS = frozenset({".ssh", ".gnupg", ".aws", ".kube"})
+"""Every file below these (a home directory opened as a workspace): `.aws/config` and
+`.aws/credentials`, `.kube/config`."""
+
+SECRET_PATH_SUFFIXES = (".docker/config.json",)
+"""Whole trailing paths: a `.docker/` folder of Dockerfiles is ordinary, its `config.json`
+(the registry logins) is not."""
 
 DEFAULT_PATTERNS: tuple[str, ...] = (
     *sorted(SECRET_NAMES),
@@ -79,17 +92,39 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     *(f"{p}*" for p in SECRET_PREFIXES[2:]),
     *(f"{p}*.json" for p in SECRET_JSON_PREFIXES),
     *(f"{d}/" for d in sorted(SECRET_DIRS)),
-    "(content) a PEM or OpenSSH private key",
+    *SECRET_PATH_SUFFIXES,
+    "(content) a private key (PEM or OpenSSH, also escaped inside a string)",
+    '(content) a service-account key ({"type": "service_account", "private_key": ...})',
+    '(content) a Docker config with registry "auths"',
+    "(content) a kubeconfig with a client key, token or password",
+    "(content) an AWS credentials file",
 )
 """The defaults in words, for status and the README."""
 
 PRIVATE_KEY = re.compile(
-    rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----\r?\n"
-    rb"(?:[A-Za-z-]+:[^\n]*\r?\n)*\r?\n?"  # PEM / PGP headers (Proc-Type:, Version:)
+    rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+    rb"(?:\r?\n|(?:\\r)?\\n)"  # a line break, or one escaped inside a JSON or code string
+    rb"(?:[A-Za-z-]+:[^\n]*(?:\r?\n|\\n))*(?:\r?\n|\\n)?"  # PEM / PGP headers (Proc-Type:, Version:)
     rb"[A-Za-z0-9+/=]{40,}"
 )
 """A private key block as the tools write it: the BEGIN line, then base64 on the next
-lines. A string that merely mentions `-----BEGIN PRIVATE KEY-----` is not one."""
+lines (in a file, or with `\\n` escapes inside a JSON string, as in a service-account
+key). A string that merely mentions `-----BEGIN PRIVATE KEY-----` is not one."""
+
+SERVICE_ACCOUNT = re.compile(rb'"type"\s*:\s*"service_account"')
+SERVICE_ACCOUNT_KEY = re.compile(rb'"private_key(?:_id)?"\s*:\s*"[^"]')
+DOCKER_AUTHS = re.compile(rb'"auths"\s*:\s*\{')
+DOCKER_LOGIN = re.compile(rb'"(?:auth|identitytoken|password)"\s*:\s*"[^"]{4,}"')
+KUBECONFIG = re.compile(rb"(?m)^kind:\s*[\"']?Config[\"']?\s*$")
+KUBE_CREDENTIAL = re.compile(rb"(?m)^\s*(?:client-key-data|token|password|auth-provider):\s*\S")
+INI_SECTION = re.compile(rb"(?m)^\s*\[[^\]\n]+\]\s*$")
+AWS_SECRET_LINE = re.compile(
+    rb"(?mi)^\s*aws_(?:secret_access_key|session_token)\s*=\s*[A-Za-z0-9/+=]{16,}\s*$",
+)
+"""An AWS credentials or config file: INI sections holding a secret key or session token
+as a bare value. `aws_secret_access_key = os.environ[...]` in code is not one."""
+
+PRIVATE_KEY_KIND = "private_key"
 
 
 def secret_pattern(rel_path: str) -> str | None:
@@ -98,6 +133,10 @@ def secret_pattern(rel_path: str) -> str | None:
     for part in parts[:-1]:
         if part.lower() in SECRET_DIRS:
             return f"{part.lower()}/"
+    lower = rel_path.lower()
+    for suffix in SECRET_PATH_SUFFIXES:
+        if lower == suffix or lower.endswith("/" + suffix):
+            return suffix
     name = parts[-1].lower()
     if name in SECRET_NAMES:
         return name
@@ -113,8 +152,44 @@ def secret_pattern(rel_path: str) -> str | None:
     return None
 
 
+def credential_kind(data: bytes) -> str | None:
+    """The kind of credential store a file's content is, whatever it is called; None for
+    anything else. Each check starts from a substring test, so an ordinary file costs a
+    few scans of its bytes (measured on Django in benchmarks/README.md, issue 20)."""
+    if b"PRIVATE KEY" in data and PRIVATE_KEY.search(data) is not None:
+        return PRIVATE_KEY_KIND
+    if b"service_account" in data and SERVICE_ACCOUNT.search(data) and SERVICE_ACCOUNT_KEY.search(data):
+        return "service_account_key"
+    if b'"auths"' in data and DOCKER_AUTHS.search(data) and DOCKER_LOGIN.search(data):
+        return "docker_auth"
+    if b"kind:" in data and KUBECONFIG.search(data) and KUBE_CREDENTIAL.search(data):
+        return "kubeconfig"
+    if (b"aws_" in data or b"AWS_" in data) and AWS_SECRET_LINE.search(data) and INI_SECTION.search(data):
+        return "aws_credentials"
+    return None
+
+
 def holds_private_key(data: bytes) -> bool:
     return b"PRIVATE KEY" in data and PRIVATE_KEY.search(data) is not None
+
+
+NAME_KINDS = (
+    ("env_file", (".env", ".envrc", ".env.*", "*.env")),
+    ("terraform", ("*.tfstate", "*.tfstate.backup", "*.tfvars", "*.tfvars.json")),
+    ("keystore", ("*.p12", "*.pfx", "*.keystore", "*.jks")),
+    ("private_key", ("*.pem", "*.key", "*.p8", "*.ppk", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*")),
+    ("cloud_credentials", (".aws/", ".kube/", "kubeconfig", ".kubeconfig", ".docker/config.json", ".dockercfg")),
+    ("ssh_or_gpg", (".ssh/", ".gnupg/")),
+)
+"""Status counts secrets by kind, never by name: the kind of each default pattern (any
+other pattern is `credentials`)."""
+
+
+def kind_of_pattern(pattern: str) -> str:
+    for kind, patterns in NAME_KINDS:
+        if pattern in patterns:
+            return kind
+    return "credentials"
 
 
 class SecretRules:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 """Bump whenever the row layout or the outline JSON changes; old caches are rebuilt."""
 
 CACHE_DIR_NAME = ".ctx-lsp"
@@ -52,7 +52,8 @@ CREATE TABLE IF NOT EXISTS files (
     line_count INTEGER NOT NULL,
     symbols INTEGER NOT NULL,
     decode_replaced INTEGER NOT NULL,
-    outline TEXT NOT NULL
+    outline TEXT NOT NULL,
+    masked TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS derived (key TEXT PRIMARY KEY, digest TEXT NOT NULL, value TEXT NOT NULL);
 """
@@ -72,8 +73,11 @@ class StoredFile:
     symbols: int
     decode_replaced: bool
     outline_json: str
+    masked: str = ""
+    """Kinds of token masked in its text, comma-separated (`secret_tokens.py`); "" for none.
+    For a row of a file kept out as a secret by content, the kind of credential it is."""
 
-    def __reduce__(self) -> tuple[type[StoredFile], tuple[str, int, int, str, str, int, int, int, bool, str]]:
+    def __reduce__(self) -> tuple[type[StoredFile], tuple[str, int, int, str, str, int, int, int, bool, str, str]]:
         """Pickled as its fields in order: every row of a cold index crosses from a pool
         worker, and the dataclass default for frozen, slotted classes looks up `fields()`
         on both sides of every row (~2x the pickling CPU, measured on Django)."""
@@ -90,6 +94,7 @@ class StoredFile:
                 self.symbols,
                 self.decode_replaced,
                 self.outline_json,
+                self.masked,
             ),
         )
 
@@ -204,12 +209,12 @@ class IndexStore:
             try:
                 rows = self._conn.execute(
                     "SELECT rel_path, size, mtime_ns, hash, language, tokens, line_count,"
-                    " symbols, decode_replaced, outline FROM files"
+                    " symbols, decode_replaced, outline, masked FROM files"
                 ).fetchall()
             except sqlite3.DatabaseError as err:
                 self.warnings.append(f"index cache read failed ({err}); re-indexing")
                 return {}
-        return {r[0]: StoredFile(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9]) for r in rows}
+        return {r[0]: StoredFile(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9], r[10]) for r in rows}
 
     def put_many(self, files: Iterable[StoredFile]) -> None:
         rows = [
@@ -224,12 +229,13 @@ class IndexStore:
                 f.symbols,
                 int(f.decode_replaced),
                 f.outline_json,
+                f.masked,
             )
             for f in files
         ]
         if not rows:
             return
-        self._write("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+        self._write("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
 
     def touch_many(self, updates: Iterable[tuple[str, int, int]]) -> None:
         """Record a new (size, mtime) for rows whose content hash did not change."""

@@ -27,7 +27,8 @@ from ctx_lsp.index.files import IndexedFile, content_hash, decode
 from ctx_lsp.index.folders import Folders, Location
 from ctx_lsp.index.indexer import Change, FileOutcome, Indexer, IndexStats, ProgressFn
 from ctx_lsp.index.overlays import Buffer, Overlays
-from ctx_lsp.index.secret_files import holds_private_key
+from ctx_lsp.index.secret_files import credential_kind
+from ctx_lsp.index.secret_tokens import mask_tokens_text
 from ctx_lsp.index.store import IndexStore
 
 log = logging.getLogger(__name__)
@@ -146,8 +147,9 @@ class Workspace:
                 f"pass the URI of a file inside {roots}",
             ) from err
         pattern = self._folders.secret(location)
-        if pattern is None and self._holds_private_key(location):
-            pattern = "(content) a private key"
+        if pattern is None:
+            kind = self._secret_by_content(location)
+            pattern = None if kind is None else f"(content) a {kind.replace('_', ' ')}"
         if pattern is not None:
             display = self._folders.display_path(location.folder, location.rel)
             raise InvalidParam(
@@ -157,19 +159,19 @@ class Workspace:
             )
         return location
 
-    def _holds_private_key(self, location: Location) -> bool:
-        """Whether a file a request names, which the index does not hold, is a secret by its
-        content: the index left it out for that, and the request must be refused the same
-        way as a secret by name. Read through the gate; anything unreadable is not a key."""
+    def _secret_by_content(self, location: Location) -> str | None:
+        """The kind of credential store a file a request names is, if the index does not
+        hold it: the index left it out for that, and the request must be refused the same
+        way as a secret by name. Read through the gate; anything unreadable is not one."""
         if not location.rel or location.abs_path in self.files:
-            return False
+            return None
         if not location.folder.rules.secrets.content_check(location.rel):
-            return False
+            return None
         try:
             data = read_head(location.abs_path, self.roots, self._folders.max_file_bytes)
         except (CtxError, OSError):
-            return False
-        return holds_private_key(data)
+            return None
+        return credential_kind(data)
 
     def subscribe(self, listener: ChangeListener) -> None:
         self._listeners.append(listener)
@@ -261,6 +263,9 @@ class Workspace:
         opening a saved file, a save without edits) reuses that entry: analysing it again
         would only repeat the work of the index."""
         location = self._folders.locate(path)
+        check_content = location.folder.rules.secrets.content_check(location.rel)
+        if check_content:  # as the index reads the file: its tokens never reach a bundle
+            text, _ = mask_tokens_text(text)
         data = text.encode("utf-8", errors="replace")
         display = self._folders.display_path(location.folder, location.rel)
         pattern = self._folders.secret(location)
@@ -273,9 +278,12 @@ class Workspace:
                 self._note_refusal(display, Reason.TOO_LARGE)
             detail = f"is {len(data)} bytes, over index.max_file_bytes ({limit}); its buffer is not tracked"
             raise Refused(display, Reason.TOO_LARGE, detail)
-        if location.folder.rules.secrets.content_check(location.rel) and holds_private_key(data):
+        kind = credential_kind(data) if check_content else None
+        if kind is not None:
             self._drop_buffer(location)
-            raise Refused(display, Reason.SECRET, "holds a private key; its buffer is not tracked")
+            raise Refused(
+                display, Reason.SECRET, f"holds secrets (a {kind.replace('_', ' ')}); its buffer is not tracked"
+            )
         known = self.files.get(location.abs_path)
         if (
             known is not None
@@ -415,6 +423,32 @@ class Workspace:
         for secrets: status never names a file that holds one."""
         if reason != Reason.SECRET and (path in self._refused or len(self._refused) < MAX_REPORTED_REFUSALS):
             self._refused[path] = reason
+
+    def problems(self) -> list[str]:
+        """What status lists under `problems`: ignore patterns left out (with file, line
+        and pattern), files that could not be read, a folder whose indexing failed, and
+        why an index that holds no file is empty. Never silent (issue 20)."""
+        found = [*self._folders.ignore_problems(), *self.stats.problems]
+        empty = self.empty_reason()
+        if empty is not None:
+            found.append(empty)
+        return found
+
+    def empty_reason(self) -> str | None:
+        """Why nothing is indexed though the folders hold files, all of them kept out;
+        None while indexing, when anything is indexed, or when the folders hold nothing."""
+        if self.files or self.indexing or not self.indexed_once.is_set():
+            return None
+        stats = self.stats
+        kept_out = ", ".join(f"{n} {reason}" for reason, n in stats.skipped.most_common())
+        if stats.ignored_dirs:
+            kept_out += f"{', ' if kept_out else ''}{stats.ignored_dirs} ignored directories"
+        if not kept_out:
+            return None
+        return (
+            f"no file is indexed: every file in the workspace was kept out ({kept_out}); "
+            "check its .gitignore files, index.ignore and index.max_file_bytes"
+        )
 
     def refused(self) -> dict[str, str]:
         """Indexed files refused when read since the last full pass: path → reason."""

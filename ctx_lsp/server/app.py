@@ -22,6 +22,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from ctx_lsp import __version__
+from ctx_lsp.config import MAX_DROPPED_SETTINGS, without_key
 from ctx_lsp.engine import Engine
 from ctx_lsp.errors import ConfigError, CtxError
 from ctx_lsp.index.workspace import ProgressFn
@@ -88,7 +89,7 @@ class CtxServer(LanguageServer):
                 return
             except ConfigError as err:
                 lighter = without_key(options, err.key) if options else None
-                if lighter is None:  # not the client's (a workspace file's), or nothing left to drop
+                if lighter is None:  # nothing of the client's left to drop
                     self.log(f"Invalid configuration, using defaults: {err}", lsp.MessageType.Error)
                     break
                 self.log(f"config: {err}; that setting is ignored, the others apply", lsp.MessageType.Error)
@@ -182,34 +183,6 @@ class CtxServer(LanguageServer):
 
     def path_of(self, uri: str, field: str = "uri") -> str:
         return str(uri_to_path(uri, field))
-
-
-MAX_DROPPED_SETTINGS = 50
-"""Bad settings dropped one at a time before giving up on the client's settings."""
-
-
-def _normal(key: str) -> str:
-    """A key as the config reads it, whatever the editor's spelling (`maxFileBytes`)."""
-    return key.replace("_", "").replace("-", "").lower()
-
-
-def without_key(options: Mapping[str, Any], path: str) -> dict[str, Any] | None:
-    """`options` less the setting at the dotted `path` (matched in any spelling), or None
-    if the client's settings hold no such key."""
-    parts = path.split(".")
-    copy: dict[str, Any] = dict(options)
-    node: dict[str, Any] = copy
-    for i, part in enumerate(parts):
-        match = next((k for k in node if _normal(str(k)) == _normal(part)), None)
-        if match is None:
-            return None
-        child = node[match]
-        if i == len(parts) - 1 or not isinstance(child, Mapping):
-            del node[match]  # the setting, or the table that should have held it
-            return copy
-        node[match] = dict(child)
-        node = node[match]
-    return None
 
 
 def create_server(max_frame_bytes: int = MAX_FRAME_BYTES) -> CtxServer:

@@ -54,19 +54,3 @@ def test_refusals_are_not_logged_as_errors() -> None:
     failed = record_for(JsonRpcException("boom"))
     assert quiet.filter(failed) is True
     assert failed.levelno == logging.ERROR and failed.exc_info is not None
-
-
-def test_one_bad_setting_is_dropped_not_every_setting() -> None:
-    """Ensure that a client setting of the wrong type is removed by its key path, in any
-    spelling the editor uses, leaving every other setting in place."""
-    from ctx_lsp.server.app import without_key
-
-    options = {"index": {"maxFileBytes": "big", "ignore": ["build/**"]}, "agents": {"planner": {"budget": 4000}}}
-    assert without_key(options, "index.max_file_bytes") == {
-        "index": {"ignore": ["build/**"]},
-        "agents": {"planner": {"budget": 4000}},
-    }
-    assert options["index"]["maxFileBytes"] == "big"  # the caller's dict is left alone
-    assert without_key(options, "index") == {"agents": {"planner": {"budget": 4000}}}
-    assert without_key({"index": 3}, "index.ignore") == {}  # the table itself was the bad value
-    assert without_key(options, "docs.folders") is None  # not the client's: nothing to drop
