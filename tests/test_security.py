@@ -7,6 +7,7 @@ Real files, links, FIFOs and (where allowed) device nodes in tmp dirs; nothing m
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import sys
@@ -408,3 +409,98 @@ def test_a_cache_that_is_a_link_out_is_not_written(sample_workspace: Path, tmp_p
     assert any("symbolic link" in w for w in status.cache["warnings"]), status.cache
     engine.close()
     assert list(target.iterdir()) == [] if target.is_dir() else not target.exists()
+
+
+# ---------------------------------------------------------------- secrets by content (issue 20)
+
+PEM_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + "Q" * 64
+CONTENT_SECRETS = {
+    "deploy/my-project-3f2a1c.json": json.dumps(
+        {
+            "type": "service_account",
+            "project_id": "count-tokens-budget",
+            "private_key": f"-----BEGIN PRIVATE KEY-----\n{PEM_BODY}\n-----END PRIVATE KEY-----\n",
+            "client_email": f"{SECRET}@example.iam.gserviceaccount.com",
+        }
+    ),
+    "tools/registry.json": json.dumps({"auths": {"ghcr.io": {"auth": f"{SECRET}dXNlcg=="}}, "note": "count tokens"}),
+    "ops/cluster.yaml": (
+        "apiVersion: v1\nkind: Config\nclusters: []\nusers:\n- name: admin\n  user:\n"
+        f"    token: {SECRET}\n# count tokens budget\n"
+    ),
+    "ops/aws.ini": (
+        f"[default]\n# count tokens {SECRET}\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+    ),
+    "infra/prod.tfvars": f'db_password = "{SECRET}"\n# count tokens budget\n',
+    "data/signing.json": json.dumps({"key": f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n", "note": SECRET}),
+}
+"""One credential store of each kind under an ordinary name (and `*.tfvars`, by name)."""
+
+TOKENS = {
+    "github_token": "ghp_" + "Ab1" * 12,
+    "aws_access_key_id": "AKIA" + "Z7Q4" * 4,
+    "slack_token": "xoxb-1234567890-" + "q1w2e3r4t5",
+    "stripe_key": "sk_live_" + "9" * 24,
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+}
+SETTINGS = (
+    '"""Settings: count tokens budget."""\n\n'
+    + "".join(f'{kind.upper()} = "{token}"\n' for kind, token in TOKENS.items())
+    + "\n\ndef load_settings():\n"
+    + "".join(f"    use({kind.upper()})  # {token}\n" for kind, token in TOKENS.items())
+)
+
+
+@pytest.fixture
+def content_secrets_engine(tmp_path: Path) -> Iterator[Engine]:
+    e = engine_for(write_tree(tmp_path / "ws", {**SAMPLE_FILES, **CONTENT_SECRETS, "app/settings.py": SETTINGS}))
+    yield e
+    e.close()
+
+
+def test_credential_stores_under_ordinary_names_are_never_served(content_secrets_engine: Engine) -> None:
+    """Ensure that a file holding credentials, whatever it is called, reaches no index
+    entry, search hit, bundle, outline or symbol, is refused when a request names it, and
+    is counted in status by kind, never by path (issue 20: 12 leaks in 162 tries before)."""
+    engine = content_secrets_engine
+    root = engine.roots[0]
+    indexed = {f.path for f in engine.workspace.files.values()}
+    assert not indexed & set(CONTENT_SECRETS)
+    for query in ("count tokens budget", "service account private key", "auths registry", "token", SECRET):
+        assert not {h.path for h in engine.search(query)} & set(CONTENT_SECRETS)
+        if query != SECRET:
+            assert SECRET not in bundle_text(engine, query=query, budget=32000)
+    for rel in CONTENT_SECRETS:
+        with pytest.raises(InvalidParam, match="holds secrets") as info:
+            engine.outline(str(root / rel), 3)
+        assert SECRET not in str(info.value)
+        with pytest.raises(InvalidParam):
+            engine.symbol(parse_symbol({"name": "x", "path": str(root / rel)}))
+    status = engine.status()
+    assert status.secrets["kept_out"] == {
+        "aws_credentials": 1,
+        "docker_auth": 1,
+        "kubeconfig": 1,
+        "private_key": 1,
+        "service_account_key": 1,
+        "terraform": 1,
+    }
+    assert SECRET not in str(status) and not any(rel in str(status) for rel in CONTENT_SECRETS)
+
+
+def test_tokens_in_an_ordinary_file_are_masked_everywhere(content_secrets_engine: Engine) -> None:
+    """Ensure that token-shaped secrets inside an ordinary source file are masked in the
+    bundle, the outline and a symbol's body, while the file itself is still served, with
+    its line numbers intact; status counts the masked kinds."""
+    engine = content_secrets_engine
+    settings = str(engine.roots[0] / "app" / "settings.py")
+    text = bundle_text(engine, query="load settings", open=(settings,))
+    outline = engine.outline(settings, 3).content
+    body = "".join(m.body or "" for m in engine.symbol(parse_symbol({"name": "load_settings"})).matches)
+    for shown in (text, outline, body):
+        assert "[masked by ctx-lsp: github_token]" in shown
+        assert not [token for token in TOKENS.values() if token in shown]
+    assert "load_settings" in text and "def load_settings" in body
+    assert engine.status().secrets["masked"] == dict.fromkeys(sorted(TOKENS), 1)
+    engine.open_document(settings, SETTINGS + f'\nLATE = "{TOKENS["github_token"]}"\n', 1, edited=True)
+    assert TOKENS["github_token"] not in bundle_text(engine, query="load settings", open=(settings,))

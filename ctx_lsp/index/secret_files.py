@@ -154,12 +154,13 @@ def secret_pattern(rel_path: str) -> str | None:
 
 def credential_kind(data: bytes) -> str | None:
     """The kind of credential store a file's content is, whatever it is called; None for
-    anything else. Each check starts from a substring test, so an ordinary file costs a
+    anything else; the most specific kind first (a service-account key holds a private
+    key). Each check starts from a substring test, so an ordinary file costs a
     few scans of its bytes (measured on Django in benchmarks/README.md, issue 20)."""
-    if b"PRIVATE KEY" in data and PRIVATE_KEY.search(data) is not None:
-        return PRIVATE_KEY_KIND
     if b"service_account" in data and SERVICE_ACCOUNT.search(data) and SERVICE_ACCOUNT_KEY.search(data):
         return "service_account_key"
+    if b"PRIVATE KEY" in data and PRIVATE_KEY.search(data) is not None:
+        return PRIVATE_KEY_KIND
     if b'"auths"' in data and DOCKER_AUTHS.search(data) and DOCKER_LOGIN.search(data):
         return "docker_auth"
     if b"kind:" in data and KUBECONFIG.search(data) and KUBE_CREDENTIAL.search(data):

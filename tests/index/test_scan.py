@@ -166,3 +166,78 @@ def test_on_file_sees_each_indexed_file_once(tmp_path: Path) -> None:
     found: list[str] = []
     result = scan_folder(root, IgnoreRules(root.resolve()), 100, on_file=lambda f: found.append(f.rel_path))
     assert sorted(found) == _paths(result) == ["a.py", "b/c.py", "b/d/e.md"]
+
+
+def test_invalid_gitignore_lines_are_skipped_and_named(tmp_path: Path) -> None:
+    """Ensure that psf/black's invalid ignore files (only `!`, at two depths) and a `[z-a]`
+    range do not stop the walk: every source file is found, the valid lines of the same
+    files still apply, and each skipped pattern is named with its file and line."""
+    write_tree(
+        tmp_path,
+        {
+            ".gitignore": "[z-a]\n*.log\n",
+            "src/app.py": "",
+            "src/run.log": "",
+            "tests/data/invalid_gitignore_tests/.gitignore": "!\n",
+            "tests/data/invalid_gitignore_tests/a.py": "",
+            "tests/data/invalid_nested_gitignore_tests/a/.gitignore": "!\n",
+            "tests/data/invalid_nested_gitignore_tests/a/b.py": "",
+        },
+    )
+    rules = IgnoreRules(tmp_path.resolve())
+    result = scan_folder(tmp_path, rules, 1_000_000)
+    assert [p for p in _paths(result) if p.endswith(".py")] == [
+        "src/app.py",
+        "tests/data/invalid_gitignore_tests/a.py",
+        "tests/data/invalid_nested_gitignore_tests/a/b.py",
+    ]
+    assert "src/run.log" not in _paths(result)
+    assert [(p.source, p.line, p.pattern) for p in rules.problems] == [
+        (".gitignore", 1, "[z-a]"),
+        ("tests/data/invalid_gitignore_tests/.gitignore", 1, "!"),
+        ("tests/data/invalid_nested_gitignore_tests/a/.gitignore", 1, "!"),
+    ]
+
+
+def test_git_info_exclude_applies_below_the_gitignore(tmp_path: Path) -> None:
+    """Ensure that `.git/info/exclude` is read like git reads it: its patterns apply, and
+    the root `.gitignore` can re-include what it excludes."""
+    write_tree(
+        tmp_path,
+        {
+            ".git/info/exclude": "scratch/\n*.tmp.py\n",
+            ".gitignore": "!keep.tmp.py\n",
+            "scratch/notes.py": "",
+            "a.tmp.py": "",
+            "keep.tmp.py": "",
+            "app.py": "",
+        },
+    )
+    assert _paths(_scan(tmp_path)) == [".gitignore", "app.py", "keep.tmp.py"]
+
+
+def test_a_bad_configured_glob_is_named_and_the_others_apply(tmp_path: Path) -> None:
+    """Ensure that an `index.ignore` glob that cannot be applied is a problem naming the
+    setting, not a crash, and the other globs still apply."""
+    write_tree(tmp_path, {"gen/a.py": "", "b.py": ""})
+    rules = IgnoreRules(tmp_path.resolve(), ["!", "gen/"])
+    assert _paths(scan_folder(tmp_path, rules, 1_000_000)) == ["b.py"]
+    assert [(p.source, p.pattern) for p in rules.problems] == [("index.ignore", "!")]
+
+
+def test_an_entry_that_fails_is_left_out_and_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ensure that an unexpected failure while deciding on one entry (a bug) leaves that
+    entry out with a problem naming it, and the walk goes on."""
+    write_tree(tmp_path, {"a.py": "", "boom.py": "", "c.py": ""})
+    rules = IgnoreRules(tmp_path.resolve())
+    real = rules.is_ignored
+
+    def failing(rel: str, is_dir: bool) -> bool:
+        if rel == "boom.py":
+            raise RuntimeError("simulated bug")
+        return real(rel, is_dir)
+
+    monkeypatch.setattr(rules, "is_ignored", failing)
+    result = scan_folder(tmp_path, rules, 1_000_000)
+    assert _paths(result) == ["a.py", "c.py"]
+    assert result.problems == ["./boom.py: left out after RuntimeError: simulated bug"]
