@@ -174,9 +174,7 @@ class Indexer:
             except Exception as err:  # one folder's failure (a bug included) is reported, not fatal
                 log.exception("indexing %s failed", folder.root)
                 stats.problems.append(
-                    f"{folder.name}: indexing stopped by {type(err).__name__}: {err}; "
-                    f"{sum(1 for e in out.values() if e.root == str(folder.root))} of its files indexed before it, "
-                    "the other folders as usual"
+                    f"{folder.name}: indexing stopped by {type(err).__name__}: {err}; the other folders are indexed"
                 )
         stats.last_index_s = time.perf_counter() - started
         return out, stats
@@ -223,6 +221,7 @@ class Indexer:
                         log.debug("cached outline for %s unreadable: %s", sf.rel_path, err)
             reading.add(self._job(folder, sf.abs_path, sf.rel_path))
 
+        folder.rules.forget_all()
         with _Reading(self.config.tokenizer, self.config.index.workers) as reading:
             scan = scan_folder(folder.root, folder.rules, self.config.index.max_file_bytes, on_file=decide)
             stats.skipped.update(scan.skipped)

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pathspec
 
@@ -206,6 +207,10 @@ def looks_binary(head: bytes) -> bool:
     return b"\x00" in head[:BINARY_SNIFF_BYTES]
 
 
+_UNREAD: Any = object()
+"""A directory whose ignore file was not read yet (None: read, and it has none)."""
+
+
 class IgnoreRules:
     """The ignore decision for one workspace folder: built-ins, configured globs, .gitignores,
     and the files kept out because they hold secrets (`secrets`).
@@ -268,6 +273,12 @@ class IgnoreRules:
         if rel_dir:
             self._dir_specs.setdefault(rel_dir, None)
 
+    def forget_all(self) -> None:
+        """Drop every cached ignore file: a full pass reads them all again (one edited
+        while nothing watched must count at the next `reindex`)."""
+        self._dir_specs.clear()
+        self._dir_problems.clear()
+
     def forget(self, rel_dir: str) -> None:
         """Drop a cached .gitignore (it changed on disk)."""
         self._dir_specs.pop(rel_dir, None)
@@ -292,7 +303,9 @@ class IgnoreRules:
         ignored = False
         rel_dir = ""
         for depth, part in enumerate(parts):
-            spec = self._dir_specs[rel_dir] if rel_dir in self._dir_specs else self._spec_for(rel_dir)
+            spec = self._dir_specs.get(rel_dir, _UNREAD)
+            if spec is _UNREAD:  # one lookup: a full pass may clear the cache meanwhile
+                spec = self._spec_for(rel_dir)
             if spec is not None:
                 sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
                 result = spec.check_file(sub)

@@ -335,3 +335,44 @@ def test_a_refresh_reports_files_that_may_not_be_read_any_more(tmp_path: Path) -
     (root / "d.txt").write_bytes(FAKE_KEY)
     assert len(ws.refresh([root / n for n in ("a.py", "b.py", "c.py", "d.txt")]).removed) == 4
     assert ws.refused() == {"a.py": "not_a_file", "b.py": "outside"}
+
+
+def test_an_empty_index_says_why(tmp_path: Path) -> None:
+    """Ensure that an index left empty although the folder holds files says why in its
+    problems (naming the reasons and what to check), and one with files says nothing."""
+    root = write_tree(tmp_path / "ws", {".gitignore": "*\n", "a.py": "x = 1\n", "b.py": "y = 2\n"})
+    ws = _ws(root, watch=False, cache=False)
+    ws.index()
+    assert ws.files == {}
+    reason = ws.empty_reason()
+    assert reason is not None and "(3 ignored)" in reason and ".gitignore" in reason
+    assert reason in ws.problems()
+    (root / ".gitignore").write_text("b.py\n")
+    ws.index()
+    assert ws.empty_reason() is None and reason not in ws.problems()
+    ws.close()
+
+
+def test_a_folder_that_fails_to_index_is_a_problem_and_the_others_are_indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ensure that an unexpected failure while indexing one workspace folder (a bug)
+    becomes a problem naming the folder and the error, and the other folders are indexed."""
+    good = write_tree(tmp_path / "good", {"a.py": "x = 1\n"})
+    bad = write_tree(tmp_path / "bad", {"b.py": "y = 2\n"})
+    config = Config()
+    config.index.cache = False
+    ws = Workspace([bad, good], config)
+    indexer = ws._indexer
+    real = indexer._index_folder
+
+    def failing(folder, *args, **kwargs):
+        if folder.root == bad.resolve():
+            raise RuntimeError("simulated bug")
+        return real(folder, *args, **kwargs)
+
+    monkeypatch.setattr(indexer, "_index_folder", failing)
+    ws.index()
+    assert [f.path for f in ws.files.values()] == ["good/a.py"]
+    assert [p for p in ws.problems() if p.startswith("bad: indexing stopped by RuntimeError: simulated bug")]
+    ws.close()
