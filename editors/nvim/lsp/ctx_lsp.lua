@@ -7,9 +7,38 @@ return {
   cmd = { 'ctx-lsp', 'serve' },
   -- The server indexes every text file in the workspace, and an open buffer overrides the
   -- file on disk, so attaching to a filetype keeps its unsaved edits in the bundles.
-  -- Python is outlined with tree-sitter, markdown by headings; the rest is whole-or-nothing text.
-  filetypes = { 'python', 'markdown', 'rst', 'text', 'toml', 'yaml', 'json', 'jsonc' },
-  root_markers = { 'pyproject.toml', 'ctx-lsp.toml', '.ctx-lsp.toml', '.git' },
+  -- Code is outlined with tree-sitter (Python, TypeScript/TSX, JavaScript/JSX, Go, Rust, Java,
+  -- C, C++, C#, Ruby), markdown by headings; the rest is whole-or-nothing text.
+  filetypes = {
+    'python',
+    'typescript',
+    'typescriptreact',
+    'javascript',
+    'javascriptreact',
+    'go',
+    'rust',
+    'java',
+    'c',
+    'cpp',
+    'cs',
+    'ruby',
+    'markdown',
+    'rst',
+    'text',
+    'toml',
+    'yaml',
+    'json',
+    'jsonc',
+  },
+  root_markers = {
+    'pyproject.toml',
+    'ctx-lsp.toml',
+    '.ctx-lsp.toml',
+    'package.json',
+    'go.mod',
+    'Cargo.toml',
+    '.git',
+  },
   -- Without a workspace folder the server has nothing to index and stays idle.
   workspace_required = true,
   -- Sent as `initializationOptions`: the same keys as `[tool.ctx-lsp]` in pyproject.toml,

@@ -89,11 +89,18 @@ return function(T)
     end, 'the ctx_lsp client to attach and initialize')
     local c = client()
     T.eq(vim.list_slice(c.config.cmd, 1, 2), { 'ctx-lsp', 'serve' }, 'cmd from lsp/ctx_lsp.lua')
-    T.eq(c.config.root_markers, { 'pyproject.toml', 'ctx-lsp.toml', '.ctx-lsp.toml', '.git' }, 'root_markers')
+    T.eq(
+      c.config.root_markers,
+      { 'pyproject.toml', 'ctx-lsp.toml', '.ctx-lsp.toml', 'package.json', 'go.mod', 'Cargo.toml', '.git' },
+      'root_markers'
+    )
     T.eq(c.config.workspace_required, true, 'workspace_required')
     T.eq(c.root_dir, T.ws, 'root_dir (found by the pyproject.toml root marker)')
     T.eq(c.server_info and c.server_info.name, 'ctx-lsp', 'serverInfo.name')
     T.ok(vim.tbl_contains(c.config.filetypes, 'markdown'), 'markdown buffers attach too')
+    for _, ft in ipairs({ 'typescript', 'typescriptreact', 'javascript', 'go', 'rust', 'java', 'c', 'cpp', 'cs', 'ruby' }) do
+      T.ok(vim.tbl_contains(c.config.filetypes, ft), ft .. ' buffers attach too')
+    end
     -- Wait for the start-up index: the watcher starts when it is done.
     local s
     T.wait(function()
