@@ -1,4 +1,4 @@
-"""Tests for ctx_lsp/cli.py, called in-process through `main(argv)`."""
+"""Tests for ctx_lsp/cli/, called in-process through `main(argv)`."""
 
 from __future__ import annotations
 

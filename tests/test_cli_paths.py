@@ -1,4 +1,4 @@
-"""Tests for ctx_lsp/cli.py's choice of workspace: `outline FILE` and `docs` index only a
+"""Tests for ctx_lsp/cli/'s choice of workspace: `outline FILE` and `docs` index only a
 workspace the user named (or the project the file or directory is in) and write a cache
 only there; binary and special files are refused before anything is indexed."""
 
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ctx_lsp.cli import main, project_root
+from ctx_lsp.cli import main
+from ctx_lsp.cli.paths import project_root
 from ctx_lsp.index.store import CACHE_DIR_NAME
 from tests.conftest import SAMPLE_FILES, write_tree
 
@@ -99,7 +100,7 @@ def test_commands_default_to_the_project_the_current_directory_is_in(tmp_path: P
     """Ensure that `bundle`, `show` and `mcp` without --workspace work on the project that
     holds the current directory (not the subfolder a command happens to be run from), and
     on the current directory when it is in no project."""
-    from ctx_lsp.cli import workspace_of
+    from ctx_lsp.cli.paths import workspace_of
 
     project = tmp_path / "proj"
     (project / "pkg" / "sub").mkdir(parents=True)
@@ -115,7 +116,7 @@ def test_commands_default_to_the_project_the_current_directory_is_in(tmp_path: P
 
 def test_serve_accepts_stdio_flag() -> None:
     """Ensure that `serve --stdio` parses: vscode-languageclient and others append it."""
-    from ctx_lsp.cli import _parser
+    from ctx_lsp.cli.parser import build_parser as _parser
 
     args = _parser().parse_args(["serve", "--stdio"])
     assert args.command == "serve" and args.stdio and args.tcp is None

@@ -1,4 +1,4 @@
-"""Tests for ctx_lsp/cli.py end to end, called in-process through `main(argv)`: bundles and
+"""Tests for ctx_lsp/cli/ end to end, called in-process through `main(argv)`: bundles and
 docs without waste (changelogs, HTML and badges, long import lines, docs that match nothing)."""
 
 from __future__ import annotations

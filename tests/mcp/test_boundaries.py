@@ -33,7 +33,7 @@ def test_the_language_server_and_the_cli_load_without_the_sdk() -> None:
     """Ensure that building the LSP server and the CLI parser never imports the MCP SDK."""
     script = (
         "import sys\n"
-        "from ctx_lsp.cli import _parser\n"
+        "from ctx_lsp.cli.parser import build_parser as _parser\n"
         "from ctx_lsp.server.app import create_server\n"
         "_parser(); create_server()\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types'))\n"
