@@ -18,8 +18,6 @@ file's patterns are one compiled set. Without it, a pattern with more than
 
 from __future__ import annotations
 
-import functools
-import importlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +25,8 @@ from dataclasses import dataclass
 import pathspec
 from pathspec.patterns.gitignore import GitIgnorePatternError
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+
+from ctx_lsp.index.linear_regex import has_re2
 
 __all__ = [
     "MAX_PATTERNS_PER_FILE",
@@ -74,14 +74,9 @@ class CompiledPatterns:
     problems: tuple[PatternProblem, ...]
 
 
-@functools.cache
 def has_linear_matcher() -> bool:
     """Whether pathspec can match through RE2 here (google-re2 importable)."""
-    try:
-        importlib.import_module("re2")
-    except Exception:  # an import of a broken native module may raise anything
-        return False
-    return True
+    return has_re2()
 
 
 def compile_patterns(sources: Sequence[tuple[str, Sequence[str]]]) -> CompiledPatterns:
