@@ -22,6 +22,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
+from ctx_lsp.code.languages import language_named
 from ctx_lsp.code.markdown import readable_markdown
 from ctx_lsp.code.outline import Outline, split_lines
 from ctx_lsp.code.outline_rows import (
@@ -30,11 +31,11 @@ from ctx_lsp.code.outline_rows import (
     Layout,
     Row,
     Unit,
+    code_layout,
+    code_rows,
     excerpt_name,
     focused_rows,
     markdown_rows,
-    python_layout,
-    python_rows,
 )
 from ctx_lsp.relevance import EXCERPT_SHARE
 from ctx_lsp.tokens import TokenCounter, cut_to_tokens
@@ -121,7 +122,7 @@ class FileBasis:
         """`lines`: where to get the lines if the layout must be built (a renderer's)."""
         layout = self._layouts.get(compact)
         if layout is None:
-            layout = self._layouts[compact] = python_layout(self.outline, (lines or self.lines)(), compact)
+            layout = self._layouts[compact] = code_layout(self.outline, (lines or self.lines)(), compact)
         return layout
 
 
@@ -156,8 +157,9 @@ class OutlineRenderer:
         self.focus = tuple(focus)
         self.ranks = ranks or {}
         self.compact = compact
-        self._excerpts = excerpts if outline.language == "python" else ()
-        self.noun = "member" if outline.language == "python" else "subsection"
+        code = language_named(outline.language) is not None
+        self._excerpts = excerpts if code else ()
+        self.noun = "member" if code else "subsection"
         self.width = len(str(max(outline.line_count, 1)))
         self.whole_tokens = whole_tokens
         self._rows: tuple[list[Row], list[Unit]] | None = None
@@ -246,7 +248,7 @@ class OutlineRenderer:
                 self._rows = markdown_rows(self.outline)
             else:
                 layout = self.basis.layout(self.compact, self._split)
-                self._rows = python_rows(self.outline, self._split, self.focus, self.ranks, self.compact, layout)
+                self._rows = code_rows(self.outline, self._split, self.focus, self.ranks, self.compact, layout)
         return self._rows
 
     def _grouped(self, rows: list[Row]) -> RowGroups:

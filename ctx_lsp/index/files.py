@@ -11,8 +11,8 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from ctx_lsp.code.outline import PYTHON_SUFFIXES, Outline, outline_for, outline_from_json, outline_to_json
-from ctx_lsp.code.python import outline_python_json
+from ctx_lsp.code.languages import language_for, language_named
+from ctx_lsp.code.outline import Outline, outline_for, outline_from_json, outline_to_json
 from ctx_lsp.errors import OutsideWorkspace
 from ctx_lsp.gate import Refused, read_file
 from ctx_lsp.index.scan import SkipReason, looks_binary
@@ -34,7 +34,7 @@ class IndexedFile:
     rel_path: str  # posix, relative to root
     path: str  # display path: rel_path, prefixed by the folder name in multi-root workspaces
     abs_path: str
-    language: str  # "python" | "markdown" | "text"
+    language: str  # a language of `code/languages/` ("python", "typescript", ...), "markdown" or "text"
     size: int
     mtime_ns: int
     hash: str
@@ -55,13 +55,42 @@ class IndexedFile:
 
     @property
     def tokens_exact(self) -> bool:
-        return self.language in EXACT_TOKEN_LANGUAGES
+        return counted_exactly(self.language)
 
 
-EXACT_TOKEN_LANGUAGES = frozenset({"python", "markdown"})
-"""Code and docs are counted exactly at index time. Other text (translations, data,
-templates) is estimated at chars/4: it is shown whole-or-nothing and counted for real
-when rendered, and exact counts of megabytes of .po files cost seconds of a cold index."""
+MARKDOWN_LANGUAGE = "markdown"
+
+
+def counted_exactly(language: str) -> bool:
+    """Code (every registered language) and docs are counted exactly at index time. Other
+    text (translations, data, templates) is estimated at chars/4: it is shown
+    whole-or-nothing and counted for real when rendered, and exact counts of megabytes of
+    .po files cost seconds of a cold index."""
+    return language == MARKDOWN_LANGUAGE or language_named(language) is not None
+
+
+MINIFIED_LINE_CHARS = 5000
+"""A code file with a line longer than this is generated or minified (a bundle, a
+vendored build): listed in status as `minified`, never parsed. A 1.2 MB one-line bundle
+costs ~2 s to parse and query and yields ~20,000 junk definitions (NOTES-ENV §10); the
+longest hand-written lines are a few hundred characters."""
+
+
+def is_minified(data: bytes) -> bool:
+    """Whether some line of `data` is over MINIFIED_LINE_CHARS bytes (searched in C, one
+    bounded `find` per line)."""
+    if len(data) <= MINIFIED_LINE_CHARS:
+        return False
+    start = 0
+    end = len(data)
+    while start < end:
+        newline = data.find(b"\n", start, start + MINIFIED_LINE_CHARS + 1)
+        if newline < 0:
+            return end - start > MINIFIED_LINE_CHARS
+        start = newline + 1
+    return False
+
+
 CHARS_PER_TOKEN_ESTIMATE = 4
 
 
@@ -95,9 +124,10 @@ def analyse_uncounted(rel_path: str, data: bytes, size: int, mtime_ns: int) -> t
         return None
     text, replaced = decode(data)
     source = data if not replaced else text.encode("utf-8")
-    if rel_path.lower().endswith(PYTHON_SUFFIXES):  # as `outline_for` decides
-        outline_json, line_count, symbols = outline_python_json(source)
-        return _row(rel_path, data, size, mtime_ns, text, replaced, "python", line_count, symbols, outline_json)
+    spec = language_for(rel_path, source)  # as `outline_for` decides
+    if spec is not None and spec.outline_json is not None:
+        outline_json, line_count, symbols = spec.outline_json(source)
+        return _row(rel_path, data, size, mtime_ns, text, replaced, spec.name, line_count, symbols, outline_json)
     outline = outline_for(rel_path, source)
     return _row(
         rel_path,
@@ -144,7 +174,7 @@ def _row(
 ) -> tuple[StoredFile, str | None]:
     """A file's row, and its text if its language is counted exactly (then the row's
     `tokens` is 0 until counted; otherwise it is the estimate and no text is returned)."""
-    exact = language in EXACT_TOKEN_LANGUAGES
+    exact = counted_exactly(language)
     row = StoredFile(
         rel_path=rel_path,
         size=size,
@@ -172,12 +202,29 @@ SECRET_LANGUAGE = "secret"
 """Stored rows for files found to hold a private key by content: kept out like binaries,
 and not re-read on a warm start."""
 
-UNINDEXED_LANGUAGES = {BINARY_LANGUAGE: SkipReason.BINARY, SECRET_LANGUAGE: SkipReason.SECRET}
+MINIFIED_LANGUAGE = "minified"
+"""Stored rows for code files found minified by content (`is_minified`): kept out like
+binaries, and not re-read on a warm start."""
+
+UNINDEXED_LANGUAGES = {
+    BINARY_LANGUAGE: SkipReason.BINARY,
+    SECRET_LANGUAGE: SkipReason.SECRET,
+    MINIFIED_LANGUAGE: SkipReason.MINIFIED,
+}
 """Languages of cached rows that stand for a file kept out of the index, and the reason."""
 
 
 def secret_row(rel_path: str, data: bytes, mtime_ns: int) -> StoredFile:
     return StoredFile(rel_path, len(data), mtime_ns, content_hash(data), SECRET_LANGUAGE, 0, 0, 0, False, "")
+
+
+def minified_row(rel_path: str, data: bytes, mtime_ns: int) -> StoredFile:
+    return StoredFile(rel_path, len(data), mtime_ns, content_hash(data), MINIFIED_LANGUAGE, 0, 0, 0, False, "")
+
+
+def looks_minified(rel_path: str, data: bytes) -> bool:
+    """A file of a registered language whose lines say a machine wrote it."""
+    return language_for(rel_path) is not None and is_minified(data)
 
 
 def to_indexed(row: StoredFile, root: str, abs_path: str, display: str, outline: Outline | None = None) -> IndexedFile:
@@ -247,6 +294,8 @@ def read_and_analyse(job: ReadJob, encoding: str | None) -> ReadOutcome:
         return ReadOutcome(binary_row(rel_path, data, mtime_ns), SkipReason.BINARY)
     if job.check_secret and holds_private_key(data):
         return ReadOutcome(secret_row(rel_path, data, mtime_ns), SkipReason.SECRET)
+    if looks_minified(rel_path, data):
+        return ReadOutcome(minified_row(rel_path, data, mtime_ns), SkipReason.MINIFIED)
     uncounted: str | None = None
     try:
         if encoding is None:

@@ -6,17 +6,17 @@ import textwrap
 
 import pytest
 
+from ctx_lsp.code.languages.python import outline_python
 from ctx_lsp.code.outline import outline_for
 from ctx_lsp.code.outline_rows import (
     IMPORT_LINE_MAX_CHARS,
     KEY_IMPORTS,
     SHORT_SIGNATURE_CHARS,
     _short_signature,
+    code_rows,
     focused_rows,
     markdown_rows,
-    python_rows,
 )
-from ctx_lsp.code.python import outline_python
 from ctx_lsp.code.tiers import render
 from ctx_lsp.tokens import counter_for
 from ctx_lsp.vocabulary import Tier
@@ -82,7 +82,7 @@ LONG_IMPORTS = textwrap.dedent(
 
 def import_row(source: str) -> str | None:
     outline = outline_python(source.encode())
-    rows, units = python_rows(outline, source.split("\n"), (), {})
+    rows, units = code_rows(outline, source.split("\n"), (), {})
     found = [row.text for row in rows if units[row.unit].key == (KEY_IMPORTS,)]
     return found[0] if found else None
 

@@ -115,3 +115,36 @@ def test_counted_once_per_content_hash() -> None:
     assert all(o.uncounted is None for o in outcomes)
     text_row = analyse_uncounted("notes.txt", b"words " * 10, 60, 7)
     assert text_row is not None and text_row[1] is None and text_row[0].tokens == 15  # the chars/4 estimate
+
+
+def test_minified_code_is_kept_out_and_counted(tmp_path: Path) -> None:
+    """Ensure that a code file with a line of thousands of characters is not parsed but
+    listed in status as `minified`, while lock files and build folders are not indexed."""
+    from ctx_lsp.engine import Engine
+    from ctx_lsp.index.files import MINIFIED_LINE_CHARS, is_minified
+
+    bundle = "var a=" + "1+" * MINIFIED_LINE_CHARS + "1;\n"
+    assert is_minified(bundle.encode()) and not is_minified(b"x = 1\n" * 5000)
+    ws = write_tree(
+        tmp_path / "ws",
+        {
+            "src/app.ts": "export function start(): void {}\n",
+            "public/bundle.js": bundle,
+            "dist/out.js": "function built() {}\n",
+            "node_modules/lib/index.d.ts": "export declare function lib(): void\n",
+            "app.min.js": "function m(){}\n",
+            "pnpm-lock.yaml": "lockfileVersion: 9\n",
+            "go.sum": "example.com/x v1.0.0 h1:abc=\n",
+            "Cargo.lock": "version = 3\n",
+        },
+    )
+    engine = Engine([ws], {"index": {"watch": False}})
+    try:
+        engine.index()
+        report = engine.status()
+        assert report.files_by_language == {"typescript": 1}
+        assert report.symbols_by_language == {"typescript": 1}
+        assert report.skipped.get("minified") == 1
+        assert report.skipped.get("ignored", 0) >= 4
+    finally:
+        engine.close()

@@ -6,13 +6,12 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from sys import intern
 
+from ctx_lsp.code.languages import CONTAINER_KINDS, language_named
 from ctx_lsp.code.outline import Outline
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.graph.modules import ImportStatement, module_names
 
-__all__ = ["Definition", "FileFacts", "Symbols", "definitions_of", "facts_for", "symbols_of"]
-
-PYTHON = "python"
+__all__ = ["Definition", "FileFacts", "Symbols", "definitions_of", "facts_for", "in_graph", "symbols_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +83,7 @@ def _definition_rows(outline: Outline) -> Iterator[tuple[str, str, str, int]]:
     """(qualname, name, kind, line) of each `Definition` of an outline."""
     classes: set[str] = set()
     for sym in outline.symbols:
-        if sym.kind == "class":
+        if sym.kind in CONTAINER_KINDS:
             classes.add(sym.qualname)
         if sym.depth == 0 or sym.parent in classes:
             yield sym.qualname, sym.name, sym.kind, sym.start_line
@@ -96,12 +95,23 @@ def definitions_of(outline: Outline) -> tuple[Definition, ...]:
     return tuple(Definition(*row) for row in _definition_rows(outline))
 
 
+def in_graph(language: str) -> bool:
+    """Files of every registered language are in the graph (documents are not)."""
+    return language_named(language) is not None
+
+
 def facts_for(entry: IndexedFile) -> FileFacts | None:
-    """The graph's view of one indexed file; None for anything but Python."""
-    if entry.language != PYTHON:
+    """The graph's view of one indexed file; None for documents and plain text.
+
+    Name references link files of every language. Imports resolve to files only for
+    languages whose imports name dotted modules (`LanguageSpec.dotted_modules`: Python);
+    resolving other languages' imports (relative specifiers, go.mod, crates, packages,
+    `#include`) is issue 21's phase 2, so their files import nothing yet."""
+    spec = language_named(entry.language)
+    if spec is None:
         return None
     outline = entry.outline
-    modules, package = module_names(entry.rel_path)
+    modules, package = module_names(entry.rel_path) if spec.dotted_modules else ((), "")
     references = outline.references
     return FileFacts(
         path=entry.path,
@@ -118,7 +128,7 @@ def facts_for(entry: IndexedFile) -> FileFacts | None:
                 tuple(
                     (intern(imp.module), tuple(map(intern, imp.names)), not imp.text.startswith("import"))
                     for imp in outline.imports
-                    if imp.module
+                    if imp.module and spec.dotted_modules
                 ),
             )
         ],

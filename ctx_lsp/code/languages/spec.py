@@ -1,0 +1,165 @@
+"""What a language declares: the one shape every module of the language layer fills in.
+
+A language module (`languages/<lang>.py`) builds one or more `LanguageSpec`s and lists
+them in `LANGUAGES`; the registry (`languages/__init__.py`) keys them by extension. A
+tree-sitter language gives a grammar, a query whose capture names say what each node is
+(`@definition.<kind>`, `@call`, `@reference`, `@import`, `@constant`), and small hooks
+for what a query cannot say (the name of a C++ `Class::method`, a Go receiver's type);
+the shared walker (`walker.py`) builds the `Outline` from them. A language whose outline
+is built another way (Python's own extractor) gives `outline` and `outline_json` itself.
+
+Everything else in the engine asks a spec, never compares a language's name: how a
+comment starts (marker lines inside shown code), how a fenced block is labelled, which
+names are builtins that must not link files in the reference graph.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from tree_sitter import Language, Node, Parser, Query
+
+if TYPE_CHECKING:
+    from ctx_lsp.code.outline import Import, Outline
+
+__all__ = ["CONTAINER_KINDS", "SYMBOL_KINDS", "LanguageSpec", "field_text", "node_text"]
+
+SYMBOL_KINDS = frozenset(
+    {"function", "method", "class", "interface", "type", "enum", "struct", "trait", "impl", "module"}
+)
+"""`Symbol.kind` for code, shared by every language (as universal-ctags maps its per-language
+kinds to one table): records are classes, namespaces and Ruby modules are modules, Rust
+`impl` blocks are `impl`. Markdown adds `heading`."""
+
+CONTAINER_KINDS = frozenset({"class", "interface", "enum", "struct", "trait", "impl", "module"})
+"""Kinds whose members an outline shows under them (a function's nested functions it hides)."""
+
+NameHook = Callable[[Node], "Node | None"]
+OwnerHook = Callable[[Node, bytes], "str | None"]
+BodyHook = Callable[[Node], "Node | None"]
+ImportHook = Callable[[Node, bytes], "list[Import]"]
+ConstantHook = Callable[[Node, bytes], "list[tuple[str, Node]]"]
+
+
+_COMPILE_LOCK = threading.Lock()
+"""Grammars load and queries compile once per process, on a language's first file."""
+
+
+def node_text(src: bytes, node: Node | None) -> str:
+    """A node's source text (sliced from the bytes: cheaper than `Node.text`)."""
+    if node is None:
+        return ""
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def field_text(src: bytes, node: Node, name: str) -> str | None:
+    child = node.child_by_field_name(name)
+    return None if child is None else node_text(src, child)
+
+
+@dataclass(frozen=True, eq=False)
+class LanguageSpec:
+    """One language as the engine sees it; see the module docstring."""
+
+    name: str
+    """The outline's `language`, status's key: one per language (TSX is `typescript`)."""
+    extensions: tuple[str, ...]
+    """Lowercase suffixes with their dot, longest match wins (`.d.ts` before `.ts`)."""
+    evidence: Callable[[str, bytes], bool] | None = None
+    """For an extension another language shares (`.h`): whether this file (path, bytes)
+    is this language's. Languages with evidence are asked first; the last is the default."""
+    grammar: tuple[str, str] | None = None
+    """(module, function) of the grammar wheel, imported on first parse."""
+    query: str = ""
+    """Captures `@definition.<kind>` (kind from `SYMBOL_KINDS`), `@call` (the called
+    name), `@import` and `@constant` (statements the hooks read)."""
+    reference_query: str = ""
+    """Captures `@reference`: the identifiers counted as uses (also run alone over import
+    statements, whose identifiers are not uses)."""
+    names: Mapping[str, NameHook] = field(default_factory=dict)
+    """How a definition node of this type is named, if not by its `name` field."""
+    bodies: Mapping[str, BodyHook] = field(default_factory=dict)
+    """Where a definition node of this type has its body, if not in its `body` field."""
+    owners: Mapping[str, OwnerHook] = field(default_factory=dict)
+    """The owner a definition names outside its nesting (Go receiver, C++ `Class::`)."""
+    imports: ImportHook | None = None
+    constants: ConstantHook | None = None
+    """(name, node) of each constant a `@constant` capture declares."""
+    doc_line_markers: tuple[bytes, ...] = (b"//",)
+    """Line comments that may document the definition below them."""
+    block_comments: bool = True
+    """`/* ... */` (and `/** ... */`) above a definition documents it too."""
+    attribute_prefixes: tuple[bytes, ...] = ()
+    """Lines above a definition that belong to it (Rust `#[...]`, C# `[...]`)."""
+    builtins: frozenset[str] = frozenset()
+    """Names every file uses (`console`, `fmt`, `String`): dropped from references, or
+    they would link every file to every other in the reference graph."""
+    comment: str = "// "
+    """How a line comment starts: marker lines inside shown code read as comments."""
+    fence: str = ""
+    """The markdown code fence's language label."""
+    header_end: str = ""
+    """Added to a container's signature in outlines (Python's `:`); nothing elsewhere."""
+    module_doc_format: str = "// {}"
+    """How the module doc's row reads in an outline."""
+    merge_imports: bool = False
+    """Consecutive `import a` statements shown as one `import a, b` (Python)."""
+    outline: Callable[[bytes], Outline] | None = None
+    """The outline builder, for a language that does not use the shared walker."""
+    outline_json: Callable[[bytes], tuple[str, int, int]] | None = None
+    """(outline JSON, line count, symbols) without building the `Outline`, if faster."""
+    dotted_modules: bool = False
+    """Imports name dotted modules that map onto paths (`a.b` → `a/b.py`): the reference
+    graph resolves them to files (Python). Other languages' resolvers are still to come."""
+    module_names: Callable[[str], tuple[str, ...]] | None = None
+    """Names a file's definitions may be qualified with (`vanilla.createStore`)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_state", threading.local())
+        object.__setattr__(self, "_compiled", [])
+
+    @property
+    def language(self) -> Language:
+        compiled: list = self._compiled  # type: ignore[attr-defined]
+        if not compiled:
+            with _COMPILE_LOCK:
+                if not compiled:
+                    assert self.grammar is not None, f"{self.name} has no grammar"
+                    module, function = self.grammar
+                    language = Language(getattr(importlib.import_module(module), function)())
+                    compiled.extend(
+                        [
+                            language,
+                            Query(language, self.query + "\n" + self.reference_query),
+                            Query(language, self.reference_query or "(ERROR) @reference"),
+                            frozenset(name.encode() for name in self.builtins),
+                        ]
+                    )
+        return compiled[0]
+
+    @property
+    def compiled_query(self) -> Query:
+        self.language  # noqa: B018 - compiles both
+        return self._compiled[1]  # type: ignore[attr-defined]
+
+    @property
+    def compiled_references(self) -> Query:
+        self.language  # noqa: B018 - compiles it
+        return self._compiled[2]  # type: ignore[attr-defined]
+
+    @property
+    def builtin_bytes(self) -> frozenset[bytes]:
+        self.language  # noqa: B018
+        return self._compiled[3]  # type: ignore[attr-defined]
+
+    def parser(self) -> Parser:
+        """A parser for this thread: tree-sitter `Parser` objects are not thread-safe."""
+        state = self._state  # type: ignore[attr-defined]
+        parser = getattr(state, "parser", None)
+        if parser is None:
+            parser = state.parser = Parser(self.language)
+        return parser

@@ -1,0 +1,80 @@
+"""TypeScript and TSX: JavaScript's definitions (`javascript.py`) plus interfaces, type
+aliases, enums, namespaces, abstract classes, overload and interface method signatures.
+
+`.tsx` needs its own grammar (`language_tsx()`: with the TypeScript one, JSX lines are
+errors) and `.ts` the other (`<number>x` casts fail under TSX), so there are two specs,
+one language: both outlines say `typescript`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ctx_lsp.code.languages.javascript import (
+    _FUNCTION_VALUES,
+    COMMON_QUERY,
+    COMMON_REFERENCES,
+    JS_BUILTINS,
+    SHARED_HOOKS,
+    module_names,
+)
+from ctx_lsp.code.languages.spec import LanguageSpec
+
+__all__ = ["LANGUAGES"]
+
+TS_QUERY = (
+    COMMON_QUERY
+    + f"""
+(abstract_class_declaration) @definition.class
+(interface_declaration) @definition.interface
+(type_alias_declaration) @definition.type
+(enum_declaration) @definition.enum
+(internal_module name: (identifier)) @definition.module
+(interface_body (method_signature) @definition.function)
+(class_body (abstract_method_signature) @definition.function)
+(class_body (method_signature) @definition.function)
+(function_signature) @definition.function
+(class_body (public_field_definition name: (property_identifier) value: {_FUNCTION_VALUES}) @definition.function)
+"""
+)
+
+TS_BUILTINS = JS_BUILTINS | frozenset(
+    [
+        "Record",
+        "Partial",
+        "Required",
+        "Readonly",
+        "Pick",
+        "Omit",
+        "Exclude",
+        "Extract",
+        "NonNullable",
+        "ReturnType",
+        "Parameters",
+        "InstanceType",
+        "Awaited",
+        "PromiseLike",
+        "ArrayLike",
+        "Iterable",
+        "Iterator",
+        "AsyncIterable",
+        "ReadonlyArray",
+    ]
+)
+
+TYPESCRIPT = LanguageSpec(
+    name="typescript",
+    extensions=(".ts", ".mts", ".cts"),
+    grammar=("tree_sitter_typescript", "language_typescript"),
+    query=TS_QUERY,
+    reference_query=COMMON_REFERENCES + "(type_identifier) @reference\n",
+    builtins=TS_BUILTINS,
+    attribute_prefixes=(b"@",),
+    fence="typescript",
+    module_names=module_names,
+    **SHARED_HOOKS,  # type: ignore[arg-type]
+)
+
+TSX = replace(TYPESCRIPT, extensions=(".tsx",), grammar=("tree_sitter_typescript", "language_tsx"), fence="tsx")
+
+LANGUAGES = [TYPESCRIPT, TSX]
