@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from ctx_lsp.code.languages.spec import LanguageSpec, node_text
+from ctx_lsp.code.languages.spec import LanguageSpec, node_text, path_module_names
 from ctx_lsp.code.outline import Import
 from ctx_lsp.tokens import ellipsize
 
@@ -281,20 +281,6 @@ SHARED_HOOKS = {
 }
 
 
-def module_names(rel_path: str) -> tuple[str, ...]:
-    """`src/vanilla.ts` answers to `vanilla` and `src.vanilla`; `store/index.ts` to `store`."""
-    stem = rel_path.rsplit(".", 1)[0] if "." in rel_path.rsplit("/", 1)[-1] else rel_path
-    parts = [p for p in stem.split("/") if p]
-    if len(parts) > 1 and parts[-1] in ("index", "mod", "lib", "main"):
-        parts = parts[:-1]
-    if not parts:
-        return ()
-    names = [".".join(parts), parts[-1]]
-    if len(parts) > 2:
-        names.append(".".join(parts[-2:]))
-    return tuple(dict.fromkeys(names))
-
-
 JS_QUERY = (
     COMMON_QUERY
     + f"""
@@ -311,7 +297,7 @@ JAVASCRIPT = LanguageSpec(
     builtins=JS_BUILTINS,
     attribute_prefixes=(b"@",),
     fence="javascript",
-    module_names=module_names,
+    module_names=path_module_names,
     **SHARED_HOOKS,  # type: ignore[arg-type]
 )
 

@@ -26,7 +26,7 @@ from tree_sitter import Language, Node, Parser, Query
 if TYPE_CHECKING:
     from ctx_lsp.code.outline import Import, Outline
 
-__all__ = ["CONTAINER_KINDS", "SYMBOL_KINDS", "LanguageSpec", "field_text", "node_text"]
+__all__ = ["CONTAINER_KINDS", "SYMBOL_KINDS", "LanguageSpec", "field_text", "node_text", "path_module_names"]
 
 SYMBOL_KINDS = frozenset(
     {"function", "method", "class", "interface", "type", "enum", "struct", "trait", "impl", "module"}
@@ -61,6 +61,26 @@ def field_text(src: bytes, node: Node, name: str) -> str | None:
     return None if child is None else node_text(src, child)
 
 
+INDEX_STEMS = frozenset({"index", "mod", "lib", "main", "__init__"})
+"""File stems that stand for their folder (`store/index.ts` is `store`)."""
+
+
+def path_module_names(rel_path: str) -> tuple[str, ...]:
+    """Names a file's definitions may be qualified with, from its path: `src/vanilla.ts`
+    answers to `src.vanilla` and `vanilla`, `store/index.ts` to `store`."""
+    name = rel_path.rsplit("/", 1)[-1]
+    stem = rel_path.rsplit(".", 1)[0] if "." in name else rel_path
+    parts = [p for p in stem.split("/") if p]
+    if len(parts) > 1 and parts[-1] in INDEX_STEMS:
+        parts = parts[:-1]
+    if not parts:
+        return ()
+    names = [".".join(parts), parts[-1]]
+    if len(parts) > 2:
+        names.append(".".join(parts[-2:]))
+    return tuple(dict.fromkeys(names))
+
+
 @dataclass(frozen=True, eq=False)
 class LanguageSpec:
     """One language as the engine sees it; see the module docstring."""
@@ -93,8 +113,12 @@ class LanguageSpec:
     """Line comments that may document the definition below them."""
     block_comments: bool = True
     """`/* ... */` (and `/** ... */`) above a definition documents it too."""
+    module_doc_markers: tuple[bytes, ...] = ()
+    """Lines that document the file itself wherever they stand at its top (Rust `//!`)."""
     attribute_prefixes: tuple[bytes, ...] = ()
     """Lines above a definition that belong to it (Rust `#[...]`, C# `[...]`)."""
+    doc_cleaner: Callable[[str], str] | None = None
+    """What a doc comment's line loses besides its markers (C#'s `<summary>` tags)."""
     builtins: frozenset[str] = frozenset()
     """Names every file uses (`console`, `fmt`, `String`): dropped from references, or
     they would link every file to every other in the reference graph."""

@@ -16,9 +16,8 @@ from ctx_lsp.code.languages.javascript import (
     COMMON_REFERENCES,
     JS_BUILTINS,
     SHARED_HOOKS,
-    module_names,
 )
-from ctx_lsp.code.languages.spec import LanguageSpec
+from ctx_lsp.code.languages.spec import LanguageSpec, path_module_names
 
 __all__ = ["LANGUAGES"]
 
@@ -71,7 +70,7 @@ TYPESCRIPT = LanguageSpec(
     builtins=TS_BUILTINS,
     attribute_prefixes=(b"@",),
     fence="typescript",
-    module_names=module_names,
+    module_names=path_module_names,
     **SHARED_HOOKS,  # type: ignore[arg-type]
 )
 

@@ -22,6 +22,7 @@ import logging
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
+from collections.abc import Callable
 from operator import attrgetter
 
 from tree_sitter import Node, QueryCursor
@@ -53,7 +54,10 @@ _KEYWORD_PREFIX = re.compile(rb"[ \t]*(?:[A-Za-z_][\w]*[ \t]+)*")
 """What may stand before a definition on its line and belongs to its header (`export
 const`, `pub`, `public static`): words only, so `x = { get() {` is never taken in."""
 _WHITESPACE = re.compile(r"\s+")
-_NOT_DOC = re.compile(r"^(?:eslint|@ts-|prettier-|nolint|go:|#region|#endregion|region|endregion|-\*-|TODO|FIXME)")
+_NOT_DOC = re.compile(
+    r"^(?:eslint|@ts-|prettier-|nolint|go:|#region|#endregion|region|endregion|-\*-|TODO|FIXME"
+    r"|frozen_string_literal|(?:en)?coding[:=]|rubocop:|clang-format|NOLINT|pragma)"
+)
 """Tool directives and markers above a definition: not what it is for."""
 _LICENSE = re.compile(rb"(?i)copyright|license|spdx-")
 
@@ -165,7 +169,11 @@ def _symbols(
         node_row = node.start_point[0]
         header_start = _header_start(src, node, name_node, header_row, node_row)
         end = body.start_byte if body is not None and body.start_byte > header_start else node.end_byte
-        signature = collapse(src[header_start:end]).rstrip(" {;")
+        header = src[header_start:end]
+        if b"\n" in header:  # comment lines between a header and its body are not the header
+            kept = header.split(b"\n")
+            header = b"\n".join([kept[0], *(k for k in kept[1:] if not k.lstrip().startswith(spec.doc_line_markers))])
+        signature = collapse(header).rstrip(" {;")
         if body is None or end == node.end_byte:
             signature = ellipsize(signature, SIGNATURE_MAX_CHARS)
         decorators = [collapse(lines[row]) for row in range(node_row, min(header_row, len(lines)))]
@@ -254,7 +262,7 @@ def _doc_above(spec: LanguageSpec, lines: list[bytes], row: int) -> str:
     """First line of the comment block right above line `row` (0-based): `/** ... */`,
     `///`, `//`, `#` lines, with no blank line between it and the definition."""
     block = _comment_block_above(spec, lines, row)
-    return _first_doc_line(block) if block else ""
+    return _first_doc_line(block, spec.doc_cleaner) if block else ""
 
 
 def _comment_block_above(spec: LanguageSpec, lines: list[bytes], row: int) -> list[bytes]:
@@ -277,12 +285,14 @@ def _comment_block_above(spec: LanguageSpec, lines: list[bytes], row: int) -> li
     return lines[top:row]
 
 
-def _first_doc_line(block: list[bytes]) -> str:
+def _first_doc_line(block: list[bytes], cleaner: Callable[[str], str] | None = None) -> str:
     for raw in block:
         text = decode_source(raw).strip()
         text = text.lstrip("/").lstrip("*").lstrip("!").lstrip("#").strip()
         if text.endswith("*/"):
             text = text[:-2].rstrip()
+        if cleaner is not None:
+            text = cleaner(text)
         if text and not text.startswith("@") and not _NOT_DOC.match(text):
             return text
     return ""
@@ -299,6 +309,10 @@ def _module_doc(spec: LanguageSpec, lines: list[bytes]) -> str:
             row += 1
             continue
         end = row
+        if spec.module_doc_markers and stripped.startswith(spec.module_doc_markers):
+            while end < limit and lines[end].strip().startswith(spec.module_doc_markers):
+                end += 1
+            return _first_doc_line(lines[row:end], spec.doc_cleaner)
         if spec.block_comments and stripped.startswith(b"/*"):
             while end < limit and b"*/" not in lines[end]:
                 end += 1
@@ -313,7 +327,7 @@ def _module_doc(spec: LanguageSpec, lines: list[bytes]) -> str:
         block = lines[row:end]
         after = lines[end].strip() if end < len(lines) else b""
         if _LICENSE.search(b"".join(block)) is None and (not after or after.startswith(b"package ")):
-            return _first_doc_line(block)
+            return _first_doc_line(block, spec.doc_cleaner)
         row = end
     return ""
 

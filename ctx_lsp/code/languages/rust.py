@@ -1,0 +1,233 @@
+"""Rust: functions, structs, enums, traits with their methods, `impl` blocks qualifying
+their methods by the implemented type (`impl<T> Source for Buf<T>` → `Buf.read`), inline
+modules, type aliases, macros, `use` declarations, `mod x;` (an import of a file), and
+top-level `const`/`static` items. `///` lines are doc comments, `#[...]` lines above a
+definition its attributes, and `//!` lines the module doc.
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from ctx_lsp.code.languages.spec import LanguageSpec, node_text
+from ctx_lsp.code.outline import Import
+
+__all__ = ["LANGUAGES"]
+
+QUERY = """
+(function_item) @definition.function
+(function_signature_item) @definition.function
+(struct_item) @definition.struct
+(union_item) @definition.struct
+(enum_item) @definition.enum
+(trait_item) @definition.trait
+(impl_item) @definition.impl
+(mod_item body: (declaration_list)) @definition.module
+(type_item) @definition.type
+(macro_definition) @definition.function
+
+(call_expression function: (identifier) @call)
+(call_expression function: (scoped_identifier name: (identifier) @call))
+(call_expression function: (field_expression field: (field_identifier) @call))
+(call_expression function: (generic_function function: (identifier) @call))
+(call_expression function: (generic_function function: (scoped_identifier name: (identifier) @call)))
+(macro_invocation macro: (identifier) @call)
+
+(use_declaration) @import
+(mod_item !body) @import
+
+(source_file (const_item) @constant)
+(source_file (static_item) @constant)
+"""
+
+REFERENCES = """
+(identifier) @reference
+(type_identifier) @reference
+(field_identifier) @reference
+"""
+
+BUILTINS = frozenset(
+    [
+        "Self",
+        "String",
+        "Vec",
+        "Option",
+        "Some",
+        "None",
+        "Ok",
+        "Err",
+        "Result",
+        "Box",
+        "Rc",
+        "Arc",
+        "RefCell",
+        "Cell",
+        "Mutex",
+        "RwLock",
+        "HashMap",
+        "HashSet",
+        "BTreeMap",
+        "BTreeSet",
+        "VecDeque",
+        "Cow",
+        "PhantomData",
+        "std",
+        "core",
+        "alloc",
+        "new",
+        "len",
+        "is_empty",
+        "clone",
+        "unwrap",
+        "expect",
+        "into",
+        "from",
+        "iter",
+        "iter_mut",
+        "into_iter",
+        "map",
+        "and_then",
+        "ok_or",
+        "unwrap_or",
+        "unwrap_or_else",
+        "collect",
+        "push",
+        "pop",
+        "insert",
+        "get",
+        "get_mut",
+        "remove",
+        "contains",
+        "to_string",
+        "to_owned",
+        "as_ref",
+        "as_mut",
+        "as_str",
+        "fmt",
+        "Debug",
+        "Display",
+        "Default",
+        "Clone",
+        "Copy",
+        "PartialEq",
+        "Eq",
+        "PartialOrd",
+        "Ord",
+        "Hash",
+        "Send",
+        "Sync",
+        "Sized",
+        "Drop",
+        "Deref",
+        "DerefMut",
+        "From",
+        "Into",
+        "TryFrom",
+        "TryInto",
+        "AsRef",
+        "AsMut",
+        "Iterator",
+        "IntoIterator",
+        "Formatter",
+        "Error",
+        "io",
+        "Write",
+        "Read",
+        "println",
+        "print",
+        "eprintln",
+        "format",
+        "vec",
+        "write",
+        "writeln",
+        "assert",
+        "assert_eq",
+        "assert_ne",
+        "debug_assert",
+        "panic",
+        "unreachable",
+        "todo",
+        "unimplemented",
+        "matches",
+        "dbg",
+    ]
+)
+"""The prelude, the standard library's common types and traits, and common macros."""
+
+
+def _impl_type(node: Node) -> Node | None:
+    """The type an `impl` block is for, without its path (`a::Foo<T>` → `Foo`)."""
+    kind = node.child_by_field_name("type")
+    while kind is not None and kind.type in ("generic_type", "scoped_type_identifier", "reference_type"):
+        inner = kind.child_by_field_name("name" if kind.type == "scoped_type_identifier" else "type")
+        if inner is None:
+            break
+        kind = inner
+    return kind
+
+
+def _use_parts(src: bytes, node: Node | None) -> tuple[str, tuple[str, ...]]:
+    """(module path, names) of a `use` argument: `std::io::{self, Read}` → ("std::io", ("self", "Read"))."""
+    if node is None:
+        return "", ()
+    kind = node.type
+    if kind == "scoped_use_list":
+        path = node.child_by_field_name("path")
+        listed = node.child_by_field_name("list")
+        names = tuple(node_text(src, c) for c in listed.named_children) if listed is not None else ()
+        return node_text(src, path), names
+    if kind == "use_as_clause":
+        return _use_parts(src, node.child_by_field_name("path"))
+    if kind == "use_wildcard":
+        text = node_text(src, node)
+        return text.rsplit("::", 1)[0] if "::" in text else "", ("*",)
+    text = node_text(src, node)
+    module, _, name = text.rpartition("::")
+    return module, (name,)
+
+
+def _imports(node: Node, src: bytes) -> list[Import]:
+    line = node.start_point[0] + 1
+    text = " ".join(node_text(src, node).split())
+    if node.type == "mod_item":
+        name = node_text(src, node.child_by_field_name("name"))
+        return [Import(line, text, name, (name,))]
+    module, names = _use_parts(src, node.child_by_field_name("argument"))
+    return [Import(line, text, module, names)]
+
+
+def _constants(node: Node, src: bytes) -> list[tuple[str, Node]]:
+    name = node.child_by_field_name("name")
+    return [] if name is None else [(node_text(src, name), node)]
+
+
+def _module_names(rel_path: str) -> tuple[str, ...]:
+    """`src/parse/lexer.rs` is `parse::lexer` (and `lexer`); `mod.rs`/`lib.rs` name their folder."""
+    stem = rel_path.rsplit(".", 1)[0]
+    parts = [p for p in stem.split("/") if p]
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    if parts and parts[-1] in ("mod", "lib", "main"):
+        parts = parts[:-1]
+    if not parts:
+        return ()
+    return tuple(dict.fromkeys(["::".join(parts).replace("::", "."), parts[-1]]))
+
+
+LANGUAGES = [
+    LanguageSpec(
+        name="rust",
+        extensions=(".rs",),
+        grammar=("tree_sitter_rust", "language"),
+        query=QUERY,
+        reference_query=REFERENCES,
+        names={"impl_item": _impl_type},
+        imports=_imports,
+        constants=_constants,
+        attribute_prefixes=(b"#[",),
+        module_doc_markers=(b"//!",),
+        builtins=BUILTINS,
+        fence="rust",
+        module_names=_module_names,
+    )
+]
