@@ -24,6 +24,7 @@ COMMON_QUERY = f"""
 (class_declaration) @definition.class
 (class_body (method_definition) @definition.function)
 (variable_declarator name: (identifier) value: {_FUNCTION_VALUES}) @definition.function
+(variable_declarator name: (identifier) value: (parenthesized_expression {_FUNCTION_VALUES})) @definition.function
 (variable_declarator name: (identifier)
   value: (object [(method_definition) (pair value: {_FUNCTION_VALUES})])) @definition.module
 (variable_declarator value: (object (method_definition) @definition.function))
@@ -177,9 +178,19 @@ JS_BUILTINS = frozenset(
 """Globals and the standard library's member names: `console.log`, `arr.map` link nothing."""
 
 
+_WRAPPERS = frozenset({"parenthesized_expression", "as_expression", "satisfies_expression"})
+"""What may wrap a function value: `const f = ((x) => x) as Creator`."""
+
+
+def _unwrapped(value: Node | None) -> Node | None:
+    while value is not None and value.type in _WRAPPERS and value.named_child_count:
+        value = value.named_child(0)
+    return value
+
+
 def _value_body(node: Node) -> Node | None:
     """The body of `x = () => {}` / `x: function () {}`; the object of `const api = {...}`."""
-    value = node.child_by_field_name("value")
+    value = _unwrapped(node.child_by_field_name("value"))
     if value is None:
         return None
     if value.type == "object":
@@ -255,7 +266,7 @@ def constants_of(node: Node, src: bytes) -> list[tuple[str, Node]]:
         if declarator.type != "variable_declarator":
             continue
         name = declarator.child_by_field_name("name")
-        value = declarator.child_by_field_name("value")
+        value = _unwrapped(declarator.child_by_field_name("value"))
         if name is None or name.type != "identifier" or value is None:
             continue
         if value.type in ("arrow_function", "function_expression", "generator_function", "class"):

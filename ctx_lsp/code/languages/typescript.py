@@ -33,6 +33,10 @@ TS_QUERY = (
 (class_body (abstract_method_signature) @definition.function)
 (class_body (method_signature) @definition.function)
 (function_signature) @definition.function
+(variable_declarator name: (identifier)
+  value: (as_expression (parenthesized_expression {_FUNCTION_VALUES}))) @definition.function
+(variable_declarator name: (identifier)
+  value: (satisfies_expression (parenthesized_expression {_FUNCTION_VALUES}))) @definition.function
 (class_body (public_field_definition name: (property_identifier) value: {_FUNCTION_VALUES}) @definition.function)
 """
 )

@@ -59,6 +59,8 @@ export namespace Internal {
   export function reset(): void {}
 }
 
+export const create = ((init) => build(init)) as Creator
+
 export const api = {
   get(key: string) { return lookup(key) },
   set: (key: string, value: number) => store(key, value),
@@ -87,6 +89,7 @@ def test_typescript_definitions_are_qualified_by_their_owner() -> None:
         "Phase": "enum",
         "Internal": "module",
         "Internal.reset": "function",
+        "create": "function",
         "api": "module",
         "api.get": "function",
         "api.set": "function",
