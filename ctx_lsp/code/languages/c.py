@@ -10,10 +10,19 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from ctx_lsp.code.languages.paths import joined, path_key, suffix_keys
 from ctx_lsp.code.languages.spec import LanguageSpec, node_text, path_module_names
 from ctx_lsp.code.outline import Import
 
-__all__ = ["C_BUILTINS", "LANGUAGES", "declarator_name", "include_imports", "macro_constants"]
+__all__ = [
+    "C_BUILTINS",
+    "LANGUAGES",
+    "declarator_name",
+    "include_imports",
+    "include_keys",
+    "include_probes",
+    "macro_constants",
+]
 
 QUERY = """
 (function_definition) @definition.function
@@ -143,6 +152,21 @@ def macro_constants(node: Node, src: bytes) -> list[tuple[str, Node]]:
     return [(node_text(src, name), node)]
 
 
+def include_keys(rel_path: str) -> tuple[str, ...]:
+    """A header answers to its path and to its last parts (`x/y.h`, `y.h`)."""
+    return (path_key(rel_path), *suffix_keys(rel_path))
+
+
+def include_probes(rel_path: str, imp: Import, root: str) -> list[tuple[str, ...]]:
+    """`#include "x/y.h"`: beside the file first, then any file ending in `x/y.h` (the
+    include path is the build's, which the index does not know)."""
+    if not imp.module:
+        return []
+    beside = joined(rel_path, imp.module)
+    candidates = ([path_key(beside)] if beside else []) + [f"tail:{imp.module.lstrip('./')}"]
+    return [tuple(candidates)]
+
+
 LANGUAGES = [
     LanguageSpec(
         name="c",
@@ -160,5 +184,7 @@ LANGUAGES = [
         builtins=C_BUILTINS,
         fence="c",
         module_names=path_module_names,
+        import_keys=include_keys,
+        import_probes=include_probes,
     )
 ]

@@ -14,7 +14,14 @@ import re
 
 from tree_sitter import Node
 
-from ctx_lsp.code.languages.c import C_BUILTINS, declarator_name, include_imports, macro_constants
+from ctx_lsp.code.languages.c import (
+    C_BUILTINS,
+    declarator_name,
+    include_imports,
+    include_keys,
+    include_probes,
+    macro_constants,
+)
 from ctx_lsp.code.languages.spec import LanguageSpec, node_text, path_module_names
 
 __all__ = ["LANGUAGES", "looks_cpp"]
@@ -158,6 +165,8 @@ SPEC = LanguageSpec(
     builtins=BUILTINS,
     fence="cpp",
     module_names=path_module_names,
+    import_keys=include_keys,
+    import_probes=include_probes,
 )
 
 LANGUAGES = [SPEC]

@@ -7,6 +7,9 @@ comment is the module doc.
 
 from __future__ import annotations
 
+import functools
+import os
+
 from tree_sitter import Node
 
 from ctx_lsp.code.languages.spec import LanguageSpec, node_text
@@ -224,6 +227,40 @@ def _constants(node: Node, src: bytes) -> list[tuple[str, Node]]:
     return found
 
 
+def _import_keys(rel_path: str) -> tuple[str, ...]:
+    """Every file of a package answers to its folder: importing the package reaches all."""
+    return ("go:" + rel_path.rpartition("/")[0],)
+
+
+@functools.lru_cache(maxsize=64)
+def _module_path(root: str) -> str | None:
+    """The module path `go.mod` at the workspace folder declares, if any."""
+    try:
+        with open(os.path.join(root, "go.mod"), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                words = line.split()
+                if len(words) >= 2 and words[0] == "module":
+                    return words[1].strip('"')
+    except OSError:
+        return None
+    return None
+
+
+def _import_probes(rel_path: str, imp: Import, root: str) -> list[tuple[str, ...]]:
+    """`github.com/spf13/cobra/doc` is the folder `doc` of the module `github.com/spf13/cobra`
+    (from `go.mod`); without a `go.mod`, the longest tail of the path that is a folder."""
+    module = _module_path(root)
+    path = imp.module
+    if module is not None:
+        if path == module:
+            return [("go:",)]
+        if path.startswith(module + "/"):
+            return [("go:" + path[len(module) + 1 :],)]
+        return []
+    parts = path.split("/")
+    return [tuple("go:" + "/".join(parts[i:]) for i in range(len(parts)))]
+
+
 def _package_names(rel_path: str) -> tuple[str, ...]:
     """A file's definitions are qualified by its package, named after its directory."""
     parts = rel_path.split("/")[:-1]
@@ -244,5 +281,7 @@ LANGUAGES = [
         builtins=BUILTINS,
         fence="go",
         module_names=_package_names,
+        import_keys=_import_keys,
+        import_probes=_import_probes,
     )
 ]

@@ -146,6 +146,25 @@ def _module_names(rel_path: str) -> tuple[str, ...]:
     return path_module_names(rel_path)
 
 
+def _import_keys(rel_path: str) -> tuple[str, ...]:
+    """`com/acme/Foo.java` answers to `java:com.acme.Foo` and, for wildcard imports, to
+    its package `java:com.acme.*`."""
+    names = _module_names(rel_path)
+    if not names:
+        return ()
+    dotted = names[0]
+    package = dotted.rpartition(".")[0]
+    return (f"java:{dotted}", f"java:{package}.*")
+
+
+def _import_probes(rel_path: str, imp: Import, root: str) -> list[tuple[str, ...]]:
+    """`import a.b.C;` → the file of `a.b.C`; `import a.b.*;` → every file of package `a.b`;
+    `import static a.b.C.m;` → `a.b.C.m`'s class `a.b.C`."""
+    if imp.names == ("*",):
+        return [(f"java:{imp.module}.*", f"java:{imp.module}")]
+    return [(f"java:{imp.module}", f"java:{imp.module.rpartition('.')[0]}")]
+
+
 LANGUAGES = [
     LanguageSpec(
         name="java",
@@ -158,5 +177,7 @@ LANGUAGES = [
         builtins=BUILTINS,
         fence="java",
         module_names=_module_names,
+        import_keys=_import_keys,
+        import_probes=_import_probes,
     )
 ]

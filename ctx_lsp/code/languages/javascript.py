@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from ctx_lsp.code.languages.paths import joined, path_key
 from ctx_lsp.code.languages.spec import LanguageSpec, node_text, path_module_names
 from ctx_lsp.code.outline import Import
 from ctx_lsp.tokens import ellipsize
@@ -292,6 +293,33 @@ SHARED_HOOKS = {
 }
 
 
+SCRIPT_EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+"""What a relative specifier without its extension may name, in the order bundlers try."""
+
+
+def import_keys(rel_path: str) -> tuple[str, ...]:
+    return (path_key(rel_path),)
+
+
+def import_probes(rel_path: str, imp: Import, root: str) -> list[tuple[str, ...]]:
+    """A relative specifier (`./store`, `../utils/index.js`) as the files it may name:
+    itself, with each script extension (`./x.js` also names `x.ts`, as TypeScript's ESM
+    resolution does), and its folder's `index.*`. Bare specifiers are packages (tsconfig
+    `paths` and workspaces are not resolved yet)."""
+    if not imp.module.startswith("."):
+        return []
+    base = joined(rel_path, imp.module)
+    if base is None:
+        return []
+    stem = base
+    for extension in (".js", ".jsx", ".mjs", ".cjs"):
+        if base.endswith(extension):
+            stem = base[: -len(extension)]
+            break
+    candidates = [base, *(stem + e for e in SCRIPT_EXTENSIONS), *(f"{base}/index{e}" for e in SCRIPT_EXTENSIONS)]
+    return [tuple(path_key(c) for c in dict.fromkeys(candidates) if c)]
+
+
 JS_QUERY = (
     COMMON_QUERY
     + f"""
@@ -309,6 +337,8 @@ JAVASCRIPT = LanguageSpec(
     attribute_prefixes=(b"@",),
     fence="javascript",
     module_names=path_module_names,
+    import_keys=import_keys,
+    import_probes=import_probes,
     **SHARED_HOOKS,  # type: ignore[arg-type]
 )
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from ctx_lsp.code.languages.paths import joined, path_key, suffix_keys
 from ctx_lsp.code.languages.spec import LanguageSpec, node_text, path_module_names
 from ctx_lsp.code.outline import Import
 
@@ -180,6 +181,20 @@ def _constants(node: Node, src: bytes) -> list[tuple[str, Node]]:
     return [] if left is None else [(node_text(src, left), node)]
 
 
+def _import_keys(rel_path: str) -> tuple[str, ...]:
+    """Its path, and its tails without `.rb` (`require "shop/cart"` finds `lib/shop/cart.rb`)."""
+    stem = rel_path[:-3] if rel_path.endswith(".rb") else rel_path
+    return (path_key(rel_path), *suffix_keys(stem, prefix="rb:"))
+
+
+def _import_probes(rel_path: str, imp: Import, root: str) -> list[tuple[str, ...]]:
+    module = imp.module[:-3] if imp.module.endswith(".rb") else imp.module
+    if imp.text.startswith("require_relative"):
+        beside = joined(rel_path, module + ".rb")
+        return [(path_key(beside),)] if beside else []
+    return [(f"rb:{module}",)]
+
+
 LANGUAGES = [
     LanguageSpec(
         name="ruby",
@@ -197,5 +212,7 @@ LANGUAGES = [
         module_doc_format="# {}",
         fence="ruby",
         module_names=path_module_names,
+        import_keys=_import_keys,
+        import_probes=_import_probes,
     )
 ]

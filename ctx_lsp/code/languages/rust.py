@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from ctx_lsp.code.languages.paths import path_key
 from ctx_lsp.code.languages.spec import LanguageSpec, node_text
 from ctx_lsp.code.outline import Import
 
@@ -201,6 +202,67 @@ def _constants(node: Node, src: bytes) -> list[tuple[str, Node]]:
     return [] if name is None else [(node_text(src, name), node)]
 
 
+def _import_keys(rel_path: str) -> tuple[str, ...]:
+    return (path_key(rel_path),)
+
+
+def _module_dir(rel_path: str) -> str:
+    """The folder a file's own `mod x;` children live in: its folder for `lib.rs`,
+    `main.rs` and `mod.rs`, else a folder named after it (`a.rs` → `a/`)."""
+    folder, _, name = rel_path.rpartition("/")
+    stem = name.rsplit(".", 1)[0]
+    if stem in ("lib", "main", "mod"):
+        return folder
+    return f"{folder}/{stem}" if folder else stem
+
+
+def _crate_root(rel_path: str) -> str:
+    """The crate's `src` folder (`crates/x/src/a.rs` → `crates/x/src`)."""
+    if rel_path.startswith("src/"):
+        return "src"
+    at = rel_path.find("/src/")
+    return rel_path[: at + 4] if at >= 0 else rel_path.rpartition("/")[0]
+
+
+def _files_of(base: str, parts: list[str]) -> list[str]:
+    path = "/".join([p for p in [base, *parts] if p])
+    return [f"{path}.rs", f"{path}/mod.rs"]
+
+
+def _import_probes(rel_path: str, imp: Import, root: str) -> list[tuple[str, ...]]:
+    """`mod x;` → `x.rs` or `x/mod.rs` beside the file's module; `use crate::a::b::C` →
+    the file of `a::b::C` if it is a module, else of `a::b`, then `a` (`self::`, `super::`
+    from the file's own module). Other crates are not in the workspace's files."""
+    if imp.text.startswith(("mod ", "pub mod ", "pub(crate) mod ")):
+        return [tuple(path_key(p) for p in _files_of(_module_dir(rel_path), [imp.module]))]
+    segments = [s for s in imp.module.split("::") if s]
+    if not segments:
+        return []
+    head, rest = segments[0], segments[1:]
+    if head == "crate":
+        base = _crate_root(rel_path)
+    elif head in ("self", "super"):
+        base = _module_dir(rel_path)
+        while (rest and rest[0] == "super") or head == "super":
+            base = base.rpartition("/")[0]
+            if head == "super":
+                head = ""
+            else:
+                rest = rest[1:]
+    else:
+        return []
+    groups = []
+    names = [n for n in imp.names if n not in ("self", "*")] or [""]
+    for name in names:
+        full = [*rest, name] if name else rest
+        candidates = []
+        for cut in range(len(full), 0, -1):
+            candidates.extend(_files_of(base, full[:cut]))
+        if candidates:
+            groups.append(tuple(path_key(p) for p in dict.fromkeys(candidates)))
+    return groups
+
+
 def _module_names(rel_path: str) -> tuple[str, ...]:
     """`src/parse/lexer.rs` is `parse::lexer` (and `lexer`); `mod.rs`/`lib.rs` name their folder."""
     stem = rel_path.rsplit(".", 1)[0]
@@ -229,5 +291,7 @@ LANGUAGES = [
         builtins=BUILTINS,
         fence="rust",
         module_names=_module_names,
+        import_keys=_import_keys,
+        import_probes=_import_probes,
     )
 ]

@@ -139,6 +139,14 @@ class LanguageSpec:
     dotted_modules: bool = False
     """Imports name dotted modules that map onto paths (`a.b` → `a/b.py`): the reference
     graph resolves them to files (Python). Other languages' resolvers are still to come."""
+    import_keys: Callable[[str], tuple[str, ...]] | None = None
+    """Keys a file (its path in its workspace folder) answers to when other files' imports
+    are resolved: its path (`paths.path_key`), its folder for a package (Go), its tail
+    (`#include "x/y.h"`). Languages without `dotted_modules`."""
+    import_probes: Callable[[str, Import, str], list[tuple[str, ...]]] | None = None
+    """For one import of the file at a path (in the workspace folder given third), the
+    groups of keys to try, best first in each group: the first key some file answers to
+    is what the import reaches."""
     module_names: Callable[[str], tuple[str, ...]] | None = None
     """Names a file's definitions may be qualified with (`vanilla.createStore`)."""
 

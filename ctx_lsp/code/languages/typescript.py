@@ -16,6 +16,8 @@ from ctx_lsp.code.languages.javascript import (
     COMMON_REFERENCES,
     JS_BUILTINS,
     SHARED_HOOKS,
+    import_keys,
+    import_probes,
 )
 from ctx_lsp.code.languages.spec import LanguageSpec, path_module_names
 
@@ -75,6 +77,8 @@ TYPESCRIPT = LanguageSpec(
     attribute_prefixes=(b"@",),
     fence="typescript",
     module_names=path_module_names,
+    import_keys=import_keys,
+    import_probes=import_probes,
     **SHARED_HOOKS,  # type: ignore[arg-type]
 )
 

@@ -9,7 +9,7 @@ from sys import intern
 from ctx_lsp.code.languages import CONTAINER_KINDS, language_named
 from ctx_lsp.code.outline import Outline
 from ctx_lsp.index.files import IndexedFile
-from ctx_lsp.index.graph.modules import ImportStatement, module_names
+from ctx_lsp.index.graph.modules import PROBED, ImportStatement, module_names
 
 __all__ = ["Definition", "FileFacts", "Symbols", "definitions_of", "facts_for", "in_graph", "symbols_of"]
 
@@ -103,15 +103,38 @@ def in_graph(language: str) -> bool:
 def facts_for(entry: IndexedFile) -> FileFacts | None:
     """The graph's view of one indexed file; None for documents and plain text.
 
-    Name references link files of every language. Imports resolve to files only for
-    languages whose imports name dotted modules (`LanguageSpec.dotted_modules`: Python);
-    resolving other languages' imports (relative specifiers, go.mod, crates, packages,
-    `#include`) is issue 21's phase 2, so their files import nothing yet."""
+    Name references link files of every language. Imports resolve to files by dotted
+    module names (`LanguageSpec.dotted_modules`: Python), or by the keys a language
+    gives its files and the candidates it gives each import (`import_keys`,
+    `import_probes`: relative specifiers, Go packages, Rust modules, `#include`, ...)."""
     spec = language_named(entry.language)
     if spec is None:
         return None
     outline = entry.outline
-    modules, package = module_names(entry.rel_path) if spec.dotted_modules else ((), "")
+    imports: tuple[ImportStatement, ...]
+    if spec.dotted_modules:
+        modules, package = module_names(entry.rel_path)
+        imports = tuple(
+            (intern(imp.module), tuple(map(intern, imp.names)), not imp.text.startswith("import"))
+            for imp in outline.imports
+            if imp.module
+        )
+    else:
+        package = ""
+        named = spec.module_names(entry.rel_path)[:1] if spec.module_names is not None else ()
+        keys = spec.import_keys(entry.rel_path) if spec.import_keys is not None else ()
+        modules = tuple(map(intern, (*named, *keys)))
+        probes = spec.import_probes
+        imports = (
+            tuple(
+                (PROBED, tuple(map(intern, group)), False)
+                for imp in outline.imports
+                for group in probes(entry.rel_path, imp, entry.root)
+                if group
+            )
+            if probes is not None
+            else ()
+        )
     references = outline.references
     return FileFacts(
         path=entry.path,
@@ -125,11 +148,7 @@ def facts_for(entry: IndexedFile) -> FileFacts | None:
             (
                 tuple([intern(name) for name, _ in references]),
                 tuple([count for _, count in references]),
-                tuple(
-                    (intern(imp.module), tuple(map(intern, imp.names)), not imp.text.startswith("import"))
-                    for imp in outline.imports
-                    if imp.module and spec.dotted_modules
-                ),
+                imports,
             )
         ],
     )

@@ -1,0 +1,120 @@
+"""The reference graph across languages: imports resolved to files per language (the keys
+and candidates each language module declares), name references weighted as for Python."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from ctx_lsp import relevance
+from ctx_lsp.config import Config
+from ctx_lsp.index.graph import ReferenceGraph
+from ctx_lsp.index.workspace import Workspace
+from tests.conftest import write_tree
+
+IMPORT = relevance.IMPORT_EDGE_WEIGHT
+
+
+def _graph(root: Path, files: dict[str, str]) -> ReferenceGraph:
+    write_tree(root, {rel: textwrap.dedent(text).lstrip("\n") for rel, text in files.items()})
+    config = Config()
+    config.index.cache = False
+    workspace = Workspace([root], config)
+    graph = ReferenceGraph()
+    workspace.subscribe(graph.update)
+    workspace.index()
+    return graph
+
+
+def _weight(graph: ReferenceGraph, root: Path, source: str, target: str) -> float:
+    return graph.edge_weight(str(root.resolve() / source), str(root.resolve() / target))
+
+
+def test_typescript_relative_specifiers_resolve_with_extensions_and_index_files(tmp_path: Path) -> None:
+    """Ensure that `./store` finds store.ts, `./utils` finds utils/index.ts, `./view.js`
+    finds view.tsx (ESM style), and a bare package specifier finds nothing."""
+    graph = _graph(
+        tmp_path,
+        {
+            "src/app.ts": """
+                import { a } from "./store"
+                import { b } from "./utils"
+                import { c } from "./view.js"
+                import React from "react"
+                """,
+            "src/store.ts": "export const a = 1\n",
+            "src/utils/index.ts": "export const b = 2\n",
+            "src/view.tsx": "export const c = () => <div />\n",
+            "react.ts": "export default 1\n",
+        },
+    )
+    for target in ("src/store.ts", "src/utils/index.ts", "src/view.tsx"):
+        assert _weight(graph, tmp_path, "src/app.ts", target) >= IMPORT, target
+    assert _weight(graph, tmp_path, "src/app.ts", "react.ts") == 0.0
+
+
+def test_go_imports_reach_every_file_of_the_package_through_go_mod(tmp_path: Path) -> None:
+    """Ensure that an import of `example.com/shop/cart` links to each file of `cart/`."""
+    graph = _graph(
+        tmp_path,
+        {
+            "go.mod": "module example.com/shop\n\ngo 1.22\n",
+            "main.go": 'package main\n\nimport "example.com/shop/cart"\n\nfunc main() { cart.Run() }\n',
+            "cart/cart.go": "package cart\n\nfunc Run() {}\n",
+            "cart/item.go": "package cart\n\ntype Item struct{}\n",
+            "other/other.go": "package other\n\nfunc Run() {}\n",
+        },
+    )
+    assert _weight(graph, tmp_path, "main.go", "cart/cart.go") >= IMPORT
+    assert _weight(graph, tmp_path, "main.go", "cart/item.go") >= IMPORT
+    assert _weight(graph, tmp_path, "main.go", "other/other.go") < IMPORT
+
+
+def test_rust_mod_and_use_resolve_inside_the_crate(tmp_path: Path) -> None:
+    """Ensure that `mod parser;` finds src/parser.rs and `use crate::codec::Decoder` finds
+    src/codec/mod.rs."""
+    graph = _graph(
+        tmp_path,
+        {
+            "src/lib.rs": "mod parser;\nmod codec;\nuse crate::codec::Decoder;\n",
+            "src/parser.rs": "pub fn parse() {}\n",
+            "src/codec/mod.rs": "pub struct Decoder;\n",
+        },
+    )
+    assert _weight(graph, tmp_path, "src/lib.rs", "src/parser.rs") >= IMPORT
+    assert _weight(graph, tmp_path, "src/lib.rs", "src/codec/mod.rs") >= IMPORT
+
+
+def test_java_c_and_ruby_imports_resolve(tmp_path: Path) -> None:
+    """Ensure that Java imports find their class's file, `#include "x.h"` its header and
+    `require_relative` / `require` their Ruby files."""
+    graph = _graph(
+        tmp_path,
+        {
+            "src/main/java/com/acme/App.java": "package com.acme;\nimport com.acme.shop.Cart;\nclass App {}\n",
+            "src/main/java/com/acme/shop/Cart.java": "package com.acme.shop;\npublic class Cart {}\n",
+            "src/list.c": '#include "list.h"\nint f(void) { return 0; }\n',
+            "include/list.h": "int f(void);\n",
+            "lib/shop.rb": 'require_relative "shop/cart"\nrequire "shop/item"\n',
+            "lib/shop/cart.rb": "class Cart; end\n",
+            "lib/shop/item.rb": "class Item; end\n",
+        },
+    )
+    java = "src/main/java/com/acme/"
+    assert _weight(graph, tmp_path, java + "App.java", java + "shop/Cart.java") >= IMPORT
+    assert _weight(graph, tmp_path, "src/list.c", "include/list.h") >= IMPORT
+    assert _weight(graph, tmp_path, "lib/shop.rb", "lib/shop/cart.rb") >= IMPORT
+    assert _weight(graph, tmp_path, "lib/shop.rb", "lib/shop/item.rb") >= IMPORT
+
+
+def test_name_references_link_files_across_languages(tmp_path: Path) -> None:
+    """Ensure that a Go file using a name another Go file defines is linked without an
+    import (same package), as Python's name references are."""
+    graph = _graph(
+        tmp_path,
+        {
+            "cart/cart.go": "package cart\n\nfunc Total() int { return computeTotal(3) }\n",
+            "cart/math.go": "package cart\n\nfunc computeTotal(n int) int { return n }\n",
+        },
+    )
+    assert _weight(graph, tmp_path, "cart/cart.go", "cart/math.go") > 0.0
