@@ -193,7 +193,7 @@ def _symbol_rows(symbol: Symbol, lines: Sequence[str], unit: int, style: Languag
     ]
     colon = style.header_end if symbol.kind in CONTAINER_KINDS else ""
     text = indent + symbol.signature + colon
-    short = indent + _short_signature(symbol.signature) + colon
+    short = indent + _short_signature(symbol.signature, name=symbol.name) + colon
     if symbol.doc:
         text += "  " + style.comment + _cut_doc(symbol.doc)
     rows.append(Row(header, text, False, unit, short=short))
@@ -209,12 +209,15 @@ agent pulls the rest with `ctx/symbol`). Measured (cold/open fn@8K, seed 0): 100
 `def` line shown whole counts; cut, it does not)."""
 
 
-def _short_signature(signature: str, limit: int = SHORT_SIGNATURE_CHARS) -> str:
-    """`def f(a: int, b: str, …) -> T` from a long signature; short ones unchanged."""
+def _short_signature(signature: str, limit: int = SHORT_SIGNATURE_CHARS, name: str = "") -> str:
+    """`def f(a: int, b: str, …) -> T` from a long signature; short ones unchanged. The
+    parameters are the first list after the definition's `name` (a Go method's receiver
+    comes before it), up to their matching `)` (Go's results may be a list too)."""
     if len(signature) <= limit:
         return signature
-    open_at = signature.find("(")
-    close_at = signature.rfind(")")
+    at = signature.find(name) if name else -1
+    open_at = signature.find("(", at + len(name) if at >= 0 else 0)
+    close_at = _matching_paren(signature, open_at) if open_at >= 0 else -1
     if open_at < 0 or close_at < open_at:
         return ellipsize(signature, limit)
     tail = signature[close_at + 1 :]
@@ -233,6 +236,20 @@ def _short_signature(signature: str, limit: int = SHORT_SIGNATURE_CHARS) -> str:
     head = signature[:cut] if cut > open_at else signature[: open_at + 1]
     joiner = ", …)" if cut > open_at else "…)"
     return head + joiner + tail
+
+
+def _matching_paren(text: str, open_at: int) -> int:
+    """Index of the `)` closing the `(` at `open_at`, else the last `)`."""
+    depth = 0
+    for i in range(open_at, len(text)):
+        ch = text[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return text.rfind(")")
 
 
 # Unit keys: what an outline over its cap keeps first (lowest key first).

@@ -157,9 +157,11 @@ class OutlineRenderer:
         self.focus = tuple(focus)
         self.ranks = ranks or {}
         self.compact = compact
-        code = language_named(outline.language) is not None
-        self._excerpts = excerpts if code else ()
-        self.noun = "member" if code else "subsection"
+        spec = language_named(outline.language)
+        self._excerpts = excerpts if spec is not None else ()
+        self.noun = "member" if spec is not None else "subsection"
+        self.comment = spec.comment if spec is not None else "# "
+        """How a fold note is commented (`# (+3 members)`, `// (+3 members)`)."""
         self.width = len(str(max(outline.line_count, 1)))
         self.whole_tokens = whole_tokens
         self._rows: tuple[list[Row], list[Unit]] | None = None
@@ -345,7 +347,7 @@ class OutlineRenderer:
                 return _outline_rendering(tier, content, exact, kept_rows, outline, True)
             target -= exact - cap  # the estimate was low: aim lower, with fewer units
             hi = k - 1
-        first = _pruned(self._grouped(rows), units, _closure(order[:1], units), noun)
+        first = _pruned(self._grouped(rows), units, _closure(order[:1], units), noun, self.comment)
         content, breaks = _content(first, self.width)
         return _cut_rendering(tier, content, breaks, first, outline, counter, cap, self.width, pruned=True)
 
@@ -364,7 +366,7 @@ class OutlineRenderer:
         k = bisect_right(cumulative, target, 0, min(hi + 1, len(cumulative))) - 1
         if k <= 0:
             return 0, []
-        return k, _pruned(self._grouped(rows), units, _closure(order[:k], units), self.noun)
+        return k, _pruned(self._grouped(rows), units, _closure(order[:k], units), self.noun, self.comment)
 
 
 class RowGroups:
@@ -685,7 +687,7 @@ def _closure(order: Sequence[int], units: Sequence[Unit]) -> set[int]:
     return kept
 
 
-def _pruned(groups: RowGroups, units: Sequence[Unit], kept: set[int], noun: str) -> list[Row]:
+def _pruned(groups: RowGroups, units: Sequence[Unit], kept: set[int], noun: str, comment: str = "# ") -> list[Row]:
     """The rows of the kept units (`groups`: each unit's rows with their positions, from
     `OutlineRenderer._grouped`), compact (short signatures, no docstrings) but for the
     request's own symbols. A kept outline row of a symbol with left-out members
@@ -716,8 +718,9 @@ def _pruned(groups: RowGroups, units: Sequence[Unit], kept: set[int], noun: str)
             continue
         row = out[index]
         note = f"(+{count} {noun}{'' if count == 1 else 's'})"
-        commented = "  # " in row.text or row.text.startswith("#")
-        out[index] = row._replace(text=f"{row.text} {note}" if commented else f"{row.text}  # {note}")
+        marker = comment.rstrip()
+        commented = f"  {marker} " in row.text or row.text.startswith(marker)
+        out[index] = row._replace(text=f"{row.text} {note}" if commented else f"{row.text}  {comment}{note}")
     if hidden_top:
         out.append(Row(0, f"… {hidden_top} more definition{'' if hidden_top == 1 else 's'} not shown"))
     return out

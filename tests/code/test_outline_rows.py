@@ -198,3 +198,10 @@ def test_markdown_headings_and_sections_are_readable() -> None:
     assert all(lines[number - 1] == text or not text or "Project" in text for number, text in shown)
     assert not any("badge" in text or "<img" in text for _, text in shown)
     assert focused[-1].ends == (project,) and focused[-1].text == "Call `run()`."  # no blank last row
+
+
+def test_short_signatures_cut_the_parameters_after_the_name() -> None:
+    """Ensure that a Go method's receiver is not taken for its parameters, and a result
+    list after the parameters is kept."""
+    signature = "func (c *Command) Find(args []string, strict bool) (*Command, []string, error)"
+    assert _short_signature(signature, name="Find") == "func (c *Command) Find(…) (*Command, []string, error)"

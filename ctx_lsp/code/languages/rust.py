@@ -167,6 +167,11 @@ def _impl_type(node: Node) -> Node | None:
     return kind
 
 
+def _macro_body(node: Node) -> Node | None:
+    """A `macro_rules!`'s rules start at its first bracket."""
+    return next((c for c in node.children if c.type in ("{", "(", "[")), None)
+
+
 def _use_parts(src: bytes, node: Node | None) -> tuple[str, tuple[str, ...]]:
     """(module path, names) of a `use` argument: `std::io::{self, Read}` → ("std::io", ("self", "Read"))."""
     if node is None:
@@ -284,6 +289,7 @@ LANGUAGES = [
         query=QUERY,
         reference_query=REFERENCES,
         names={"impl_item": _impl_type},
+        bodies={"macro_definition": _macro_body},
         imports=_imports,
         constants=_constants,
         attribute_prefixes=(b"#[",),

@@ -78,3 +78,16 @@ def test_rust_uses_mods_constants_and_module_doc() -> None:
     ]
     assert [c.name for c in o.constants] == ["MAX"]
     assert "Vec" not in dict(o.references) and "refill" in dict(o.references)
+
+
+def test_rust_pruned_outline_notes_folded_members_as_rust_comments() -> None:
+    """Ensure that an outline pruned to its cap says what it folded in a `//` comment."""
+    from ctx_lsp.code.tiers import render
+    from ctx_lsp.tokens import counter_for
+    from ctx_lsp.vocabulary import Tier
+
+    methods = "".join(f"    pub fn method_{n}(&self, value: usize) -> usize {{ value + {n} }}\n" for n in range(40))
+    source = f"pub struct Big;\n\nimpl Big {{\n{methods}}}\n"
+    outline = outline_of("src/big.rs", source)
+    shown = render("src/big.rs", source, outline, Tier.OUTLINE, counter_for("o200k_base"), cap_tokens=120).content
+    assert "impl Big  // (+" in shown and "# (+" not in shown
