@@ -118,3 +118,28 @@ def test_name_references_link_files_across_languages(tmp_path: Path) -> None:
         },
     )
     assert _weight(graph, tmp_path, "cart/cart.go", "cart/math.go") > 0.0
+
+
+def test_typescript_bare_specifiers_resolve_through_tsconfig_paths_and_base_url(tmp_path: Path) -> None:
+    """Ensure that `@/lib/api` resolves through `paths` (declared in an extended config,
+    with comments and trailing commas) and `shared/util` through `baseUrl`."""
+    graph = _graph(
+        tmp_path,
+        {
+            "tsconfig.base.json": """
+                {
+                  // shared options
+                  "compilerOptions": {
+                    "baseUrl": ".",
+                    "paths": { "@/*": ["src/*"], },
+                  },
+                }
+                """,
+            "tsconfig.json": '{ "extends": "./tsconfig.base.json", "compilerOptions": { "strict": true } }\n',
+            "src/app.ts": 'import { get } from "@/lib/api"\nimport { u } from "src/shared/util"\n',
+            "src/lib/api.ts": "export function get() {}\n",
+            "src/shared/util.ts": "export const u = 1\n",
+        },
+    )
+    assert _weight(graph, tmp_path, "src/app.ts", "src/lib/api.ts") >= IMPORT
+    assert _weight(graph, tmp_path, "src/app.ts", "src/shared/util.ts") >= IMPORT

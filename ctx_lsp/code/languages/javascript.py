@@ -8,6 +8,12 @@ the hooks); `typescript.py` adds interfaces, type aliases, enums and namespaces 
 
 from __future__ import annotations
 
+import functools
+import json
+import os
+import posixpath
+import re
+
 from tree_sitter import Node
 
 from ctx_lsp.code.languages.paths import joined, path_key
@@ -304,20 +310,117 @@ def import_keys(rel_path: str) -> tuple[str, ...]:
 def import_probes(rel_path: str, imp: Import, root: str) -> list[tuple[str, ...]]:
     """A relative specifier (`./store`, `../utils/index.js`) as the files it may name:
     itself, with each script extension (`./x.js` also names `x.ts`, as TypeScript's ESM
-    resolution does), and its folder's `index.*`. Bare specifiers are packages (tsconfig
-    `paths` and workspaces are not resolved yet)."""
-    if not imp.module.startswith("."):
+    resolution does), and its folder's `index.*`. A bare specifier goes through the
+    workspace's `tsconfig.json`/`jsconfig.json` (`paths`, then `baseUrl`); others are
+    packages outside the workspace (package workspaces are not resolved yet)."""
+    if imp.module.startswith("."):
+        base = joined(rel_path, imp.module)
+        return [] if base is None else [_file_candidates(base)]
+    config = _path_config(root)
+    if config is None:
         return []
-    base = joined(rel_path, imp.module)
-    if base is None:
-        return []
+    groups = []
+    base_url, patterns = config
+    specifier = imp.module
+    for pattern, targets in patterns:
+        star = _matched_star(pattern, specifier)
+        if star is None:
+            continue
+        for target in targets:
+            path = posixpath.normpath(target.replace("*", star, 1))
+            if not path.startswith(".."):
+                groups.append(_file_candidates(path))
+    if base_url is not None:
+        path = posixpath.normpath(posixpath.join(base_url, specifier))
+        if not path.startswith(".."):
+            groups.append(_file_candidates(path))
+    return groups
+
+
+def _matched_star(pattern: str, specifier: str) -> str | None:
+    """What `*` stands for when `specifier` matches a `paths` pattern ("" for an exact one)."""
+    if "*" not in pattern:
+        return "" if pattern == specifier else None
+    prefix, _, suffix = pattern.partition("*")
+    if specifier.startswith(prefix) and specifier.endswith(suffix) and len(specifier) >= len(prefix) + len(suffix):
+        return specifier[len(prefix) : len(specifier) - len(suffix)]
+    return None
+
+
+_JSONC_NOISE = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.DOTALL)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+CONFIG_NAMES = ("tsconfig.json", "jsconfig.json")
+MAX_EXTENDS = 5
+
+
+def _read_jsonc(path: str) -> dict | None:
+    """A tsconfig file: JSON with comments and trailing commas."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(1 << 20)
+        data = json.loads(_TRAILING_COMMA.sub(r"\1", _JSONC_NOISE.sub(lambda m: m.group(1) or "", text)))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+@functools.lru_cache(maxsize=32)
+def _path_config(root: str) -> tuple[str | None, tuple[tuple[str, tuple[str, ...]], ...]] | None:
+    """(baseUrl, `paths` with targets) of the workspace folder's tsconfig/jsconfig, relative
+    to the folder, following relative `extends` (the child's options win). Read once per
+    process: a changed config is seen by the next process."""
+    for name in CONFIG_NAMES:
+        config_path = os.path.join(root, name)
+        if os.path.isfile(config_path):
+            break
+    else:
+        return None
+    chain: list[tuple[str, dict]] = []
+    current: str | None = config_path
+    while current is not None and len(chain) < MAX_EXTENDS:
+        data = _read_jsonc(current)
+        if data is None:
+            break
+        chain.append((current, data.get("compilerOptions") or {}))
+        extends = data.get("extends")
+        if isinstance(extends, list):
+            extends = extends[0] if extends else None
+        if isinstance(extends, str) and extends.startswith("."):
+            current = os.path.normpath(os.path.join(os.path.dirname(current), extends))
+            if not current.endswith(".json"):
+                current += ".json"
+        else:
+            current = None
+    base_url: str | None = None
+    paths: dict = {}
+    paths_base: str | None = None
+    for path, compiler in reversed(chain):  # the base first, so the child's options win
+        folder = os.path.relpath(os.path.dirname(path), root).replace(os.sep, "/")
+        if isinstance(compiler.get("baseUrl"), str):
+            base_url = posixpath.normpath(posixpath.join(folder, compiler["baseUrl"]))
+        if isinstance(compiler.get("paths"), dict):
+            paths = compiler["paths"]
+            paths_base = folder
+    prefix = base_url if base_url is not None else (paths_base or ".")
+    patterns = tuple(
+        (pattern, tuple(posixpath.join(prefix, t) for t in targets if isinstance(t, str)))
+        for pattern, targets in paths.items()
+        if isinstance(pattern, str) and isinstance(targets, list)
+    )
+    if base_url is None and not patterns:
+        return None
+    return base_url, patterns
+
+
+def _file_candidates(base: str) -> tuple[str, ...]:
+    """Keys of the files a specifier's path may name (see `import_probes`)."""
     stem = base
     for extension in (".js", ".jsx", ".mjs", ".cjs"):
         if base.endswith(extension):
             stem = base[: -len(extension)]
             break
     candidates = [base, *(stem + e for e in SCRIPT_EXTENSIONS), *(f"{base}/index{e}" for e in SCRIPT_EXTENSIONS)]
-    return [tuple(path_key(c) for c in dict.fromkeys(candidates) if c)]
+    return tuple(path_key(c) for c in dict.fromkeys(candidates) if c)
 
 
 JS_QUERY = (
