@@ -143,3 +143,21 @@ def test_typescript_bare_specifiers_resolve_through_tsconfig_paths_and_base_url(
     )
     assert _weight(graph, tmp_path, "src/app.ts", "src/lib/api.ts") >= IMPORT
     assert _weight(graph, tmp_path, "src/app.ts", "src/shared/util.ts") >= IMPORT
+
+
+def test_call_neighbours_cross_files_in_typescript_and_go(tmp_path: Path) -> None:
+    """Ensure that callees and callers of a symbol are found through resolved imports
+    (TypeScript) and a package's files (Go)."""
+    graph = _graph(
+        tmp_path,
+        {
+            "src/cart.ts": 'import { price } from "./price"\nexport function total(): number { return price(2) }\n',
+            "src/price.ts": "export function price(n: number): number { return n * 3 }\n",
+            "shop/cart.go": "package shop\n\nfunc (c *Cart) Total() int { return priceOf(c) }\n",
+            "shop/price.go": "package shop\n\nfunc priceOf(c *Cart) int { return 3 }\n",
+        },
+    )
+    root = tmp_path.resolve()
+    assert graph.callees_of(str(root / "src/cart.ts"), "total") == [(str(root / "src/price.ts"), "price")]
+    assert graph.callers_of("price") == [(str(root / "src/cart.ts"), "total")]
+    assert graph.callees_of(str(root / "shop/cart.go"), "Cart.Total") == [(str(root / "shop/price.go"), "priceOf")]
