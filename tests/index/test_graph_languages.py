@@ -161,3 +161,17 @@ def test_call_neighbours_cross_files_in_typescript_and_go(tmp_path: Path) -> Non
     assert graph.callees_of(str(root / "src/cart.ts"), "total") == [(str(root / "src/price.ts"), "price")]
     assert graph.callers_of("price") == [(str(root / "src/cart.ts"), "total")]
     assert graph.callees_of(str(root / "shop/cart.go"), "Cart.Total") == [(str(root / "shop/price.go"), "priceOf")]
+
+
+def test_csharp_using_reaches_the_folder_that_mirrors_the_namespace(tmp_path: Path) -> None:
+    """Ensure that `using Shop.Core.Models;` links to the files of `.../Shop.Core/Models/`."""
+    graph = _graph(
+        tmp_path,
+        {
+            "src/Shop.Api/Program.cs": "using System;\nusing Shop.Core.Models;\nclass Program {}\n",
+            "src/Shop.Core/Models/Cart.cs": "namespace Shop.Core.Models;\npublic class Cart {}\n",
+            "src/Shop.Core/Services/Pay.cs": "namespace Shop.Core.Services;\npublic class Pay {}\n",
+        },
+    )
+    assert _weight(graph, tmp_path, "src/Shop.Api/Program.cs", "src/Shop.Core/Models/Cart.cs") >= IMPORT
+    assert _weight(graph, tmp_path, "src/Shop.Api/Program.cs", "src/Shop.Core/Services/Pay.cs") < IMPORT

@@ -116,6 +116,22 @@ def _imports(node: Node, src: bytes) -> list[Import]:
     return [Import(node.start_point[0] + 1, text, module, (module.rsplit(".", 1)[-1],))]
 
 
+def _import_keys(rel_path: str) -> tuple[str, ...]:
+    """A file answers to the tails of its folder as a dotted name: `src/Shop.Core/Models/
+    Cart.cs` to `Models`, `Core.Models`, `Shop.Core.Models`, ... A namespace is not
+    tied to a path in C#, but projects mirror it in their folders by convention."""
+    folder = rel_path.rpartition("/")[0]
+    parts = [p for segment in folder.split("/") for p in segment.split(".") if p]
+    return tuple(f"cs:{'.'.join(parts[i:])}" for i in range(len(parts)))
+
+
+def _import_probes(rel_path: str, imp: Import, root: str) -> list[tuple[str, ...]]:
+    """`using Shop.Core.Models;` reaches the files of a folder ending in that namespace."""
+    if not imp.module or imp.module.startswith(("System", "Microsoft")):
+        return []
+    return [(f"cs:{imp.module}",)]
+
+
 LANGUAGES = [
     LanguageSpec(
         name="csharp",
@@ -128,6 +144,8 @@ LANGUAGES = [
         builtins=BUILTINS,
         fence="csharp",
         module_names=path_module_names,
+        import_keys=_import_keys,
+        import_probes=_import_probes,
         doc_cleaner=lambda text: _XML_TAG.sub("", text).strip(),
     )
 ]
