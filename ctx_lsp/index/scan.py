@@ -177,6 +177,8 @@ class SkipReason:
     NOT_A_FILE = "not_a_file"
     SECRET = "secret"
     MINIFIED = "minified"
+    GENERATED = "generated"
+    """Code that says a tool wrote it (`// Code generated ... DO NOT EDIT.`): not parsed."""
     """Code with a line over thousands of characters: generated or minified, not parsed."""
     CHANGED = "changed"
     """Replaced (by a link, a FIFO) between being listed and being read."""
