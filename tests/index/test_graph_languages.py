@@ -175,3 +175,22 @@ def test_csharp_using_reaches_the_folder_that_mirrors_the_namespace(tmp_path: Pa
     )
     assert _weight(graph, tmp_path, "src/Shop.Api/Program.cs", "src/Shop.Core/Models/Cart.cs") >= IMPORT
     assert _weight(graph, tmp_path, "src/Shop.Api/Program.cs", "src/Shop.Core/Services/Pay.cs") < IMPORT
+
+
+def test_typescript_workspace_packages_resolve_to_their_sources(tmp_path: Path) -> None:
+    """Ensure that `@acme/ui` (a package of the repository's workspaces, built to dist/)
+    resolves to its source entry, and `@acme/ui/button` to the file in its `src/`."""
+    graph = _graph(
+        tmp_path,
+        {
+            "package.json": '{"private": true, "workspaces": ["packages/*"]}\n',
+            "packages/ui/package.json": '{"name": "@acme/ui", "main": "./dist/index.js"}\n',
+            "packages/ui/src/index.ts": 'export * from "./button"\n',
+            "packages/ui/src/button.ts": "export function Button() {}\n",
+            "packages/app/package.json": '{"name": "@acme/app"}\n',
+            "packages/app/src/main.ts": 'import { Button } from "@acme/ui"\nimport { Button as B } from "@acme/ui/button"\n',
+        },
+    )
+    main = "packages/app/src/main.ts"
+    assert _weight(graph, tmp_path, main, "packages/ui/src/index.ts") >= IMPORT
+    assert _weight(graph, tmp_path, main, "packages/ui/src/button.ts") >= IMPORT

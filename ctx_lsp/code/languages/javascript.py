@@ -9,6 +9,7 @@ the hooks); `typescript.py` adds interfaces, type aliases, enums and namespaces 
 from __future__ import annotations
 
 import functools
+import glob
 import json
 import os
 import posixpath
@@ -316,10 +317,10 @@ def import_probes(rel_path: str, imp: Import, root: str) -> list[tuple[str, ...]
     if imp.module.startswith("."):
         base = joined(rel_path, imp.module)
         return [] if base is None else [_file_candidates(base)]
+    groups = _workspace_package_probes(imp.module, root)
     config = _path_config(root)
     if config is None:
-        return []
-    groups = []
+        return groups
     base_url, patterns = config
     specifier = imp.module
     for pattern, targets in patterns:
@@ -335,6 +336,90 @@ def import_probes(rel_path: str, imp: Import, root: str) -> list[tuple[str, ...]
         if not path.startswith(".."):
             groups.append(_file_candidates(path))
     return groups
+
+
+def _workspace_package_probes(specifier: str, root: str) -> list[tuple[str, ...]]:
+    """`@acme/ui` or `@acme/ui/button` as a package of the repository's workspaces: its
+    entry point's source (`source`, `types`, `module`, `main` with `dist/`→`src/`), then
+    `src/index.*` and `index.*`; a subpath in the package's folder or its `src/`."""
+    packages = _workspace_packages(root)
+    if not packages:
+        return []
+    parts = specifier.split("/")
+    count = 2 if specifier.startswith("@") else 1
+    name, subpath = "/".join(parts[:count]), "/".join(parts[count:])
+    found = packages.get(name)
+    if found is None:
+        return []
+    folder, entries = found
+    join = posixpath.join
+    if subpath:
+        return [_file_candidates(join(folder, subpath)), _file_candidates(join(folder, "src", subpath))]
+    groups = [_file_candidates(join(folder, entry)) for entry in entries]
+    groups += [_file_candidates(join(folder, "src/index")), _file_candidates(join(folder, "index"))]
+    return groups
+
+
+_ENTRY_FIELDS = ("source", "types", "typings", "module", "main")
+_SCRIPT_SUFFIX = re.compile(r"\.(?:d\.ts|[mc]?[jt]sx?)$")
+
+
+def _entries(manifest: dict) -> tuple[str, ...]:
+    """A package's entry points as source paths without their extension."""
+    found = [manifest[f] for f in _ENTRY_FIELDS if isinstance(manifest.get(f), str)]
+    exports = manifest.get("exports")
+    dot = exports.get(".") if isinstance(exports, dict) else exports
+    if isinstance(dot, str):
+        found.append(dot)
+    elif isinstance(dot, dict):
+        found.extend(v for v in dot.values() if isinstance(v, str))
+    out = []
+    for entry in found:
+        path = posixpath.normpath(_SCRIPT_SUFFIX.sub("", entry))
+        if path.startswith(".."):
+            continue
+        out.append(path)
+        if path.startswith(("dist/", "lib/", "build/", "out/")):
+            out.append("src/" + path.split("/", 1)[1])
+    return tuple(dict.fromkeys(out))
+
+
+def _workspace_globs(root: str) -> list[str]:
+    """The package folders' patterns: package.json `workspaces`, pnpm-workspace.yaml."""
+    manifest = _read_jsonc(os.path.join(root, "package.json")) or {}
+    declared = manifest.get("workspaces")
+    if isinstance(declared, dict):
+        declared = declared.get("packages")
+    patterns = [p for p in declared if isinstance(p, str)] if isinstance(declared, list) else []
+    try:
+        with open(os.path.join(root, "pnpm-workspace.yaml"), encoding="utf-8", errors="replace") as f:
+            for line in f:
+                item = line.strip()
+                if item.startswith("- "):
+                    patterns.append(item[2:].strip().strip("'\""))
+    except OSError:
+        pass
+    return [p for p in patterns if not p.startswith("!")]
+
+
+MAX_WORKSPACE_PACKAGES = 500
+
+
+@functools.lru_cache(maxsize=32)
+def _workspace_packages(root: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """Package name → (its folder in the workspace folder, entry points) for the
+    repository's own packages. Read once per process, like the tsconfig."""
+    packages: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for pattern in _workspace_globs(root):
+        for manifest_path in sorted(glob.glob(os.path.join(root, pattern, "package.json"), recursive=True)):
+            if "node_modules" in manifest_path or len(packages) >= MAX_WORKSPACE_PACKAGES:
+                continue
+            manifest = _read_jsonc(manifest_path)
+            name = manifest.get("name") if manifest else None
+            if isinstance(name, str) and manifest is not None:
+                folder = os.path.relpath(os.path.dirname(manifest_path), root).replace(os.sep, "/")
+                packages.setdefault(name, (folder, _entries(manifest)))
+    return packages
 
 
 def _matched_star(pattern: str, specifier: str) -> str | None:
