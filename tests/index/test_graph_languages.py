@@ -188,7 +188,9 @@ def test_typescript_workspace_packages_resolve_to_their_sources(tmp_path: Path) 
             "packages/ui/src/index.ts": 'export * from "./button"\n',
             "packages/ui/src/button.ts": "export function Button() {}\n",
             "packages/app/package.json": '{"name": "@acme/app"}\n',
-            "packages/app/src/main.ts": 'import { Button } from "@acme/ui"\nimport { Button as B } from "@acme/ui/button"\n',
+            "packages/app/src/main.ts": (
+                'import { Button } from "@acme/ui"\nimport { Button as B } from "@acme/ui/button"\n'
+            ),
         },
     )
     main = "packages/app/src/main.ts"

@@ -1,8 +1,8 @@
 """The language layer: one module per language, registered in one table keyed by extension.
 
-Every module of this package but `spec`, `walker` and `paths` is a language: it lists its
-`LanguageSpec`s in `LANGUAGES`, and this registry finds it by itself (adding Kotlin is
-adding `kotlin.py` and its tests). `language_for` picks a file's language by its
+Every module of this package but `spec`, `walker` and the import helpers (`paths`,
+`js_imports`) is a language: it lists its `LanguageSpec`s in `LANGUAGES`, and this
+registry finds it by itself (adding Kotlin is adding `kotlin.py` and its tests). `language_for` picks a file's language by its
 extension — where two languages share one (`.h`: C or C++), by the evidence the
 languages declare — and `language_named` gives back a spec from an outline's `language`,
 which is how the renderers and the index ask what a language needs without naming it.
@@ -18,7 +18,7 @@ from ctx_lsp.code.languages.spec import CONTAINER_KINDS, SYMBOL_KINDS, LanguageS
 
 __all__ = ["CONTAINER_KINDS", "SYMBOL_KINDS", "LanguageSpec", "all_languages", "language_for", "language_named"]
 
-_NOT_LANGUAGES = frozenset({"spec", "walker", "paths"})
+_NOT_LANGUAGES = frozenset({"spec", "walker", "paths", "js_imports"})
 
 
 @functools.cache

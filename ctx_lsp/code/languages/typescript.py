@@ -16,9 +16,8 @@ from ctx_lsp.code.languages.javascript import (
     COMMON_REFERENCES,
     JS_BUILTINS,
     SHARED_HOOKS,
-    import_keys,
-    import_probes,
 )
+from ctx_lsp.code.languages.js_imports import import_keys, import_probes
 from ctx_lsp.code.languages.spec import LanguageSpec, path_module_names
 
 __all__ = ["LANGUAGES"]
