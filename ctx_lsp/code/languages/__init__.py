@@ -2,10 +2,11 @@
 
 Every module of this package but `spec`, `walker` and the import helpers (`paths`,
 `js_imports`) is a language: it lists its `LanguageSpec`s in `LANGUAGES`, and this
-registry finds it by itself (adding Kotlin is adding `kotlin.py` and its tests). `language_for` picks a file's language by its
-extension — where two languages share one (`.h`: C or C++), by the evidence the
-languages declare — and `language_named` gives back a spec from an outline's `language`,
-which is how the renderers and the index ask what a language needs without naming it.
+registry finds it by itself (adding Kotlin is adding `kotlin.py` and its tests).
+`language_for` picks a file's language by its extension — where two languages share
+one (`.h`: C or C++), by the evidence the languages declare — and `language_named` gives
+back a spec from an outline's `language`, which is how the renderers and the index ask
+what a language needs without naming it.
 """
 
 from __future__ import annotations

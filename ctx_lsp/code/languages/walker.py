@@ -60,6 +60,9 @@ _NOT_DOC = re.compile(
 )
 """Tool directives and markers above a definition: not what it is for."""
 _LICENSE = re.compile(rb"(?i)copyright|license|spdx-")
+_TRAILING_LINE_COMMENT = re.compile(rb"[ \t]+//[^\n\"'`]*$")
+"""A `// note` ending a line of a multi-line header (not `http://` in a string: it needs
+a blank before it and no quote after it)."""
 
 
 def collapse(data: bytes) -> str:
@@ -170,9 +173,12 @@ def _symbols(
         header_start = _header_start(src, node, name_node, header_row, node_row)
         end = body.start_byte if body is not None and body.start_byte > header_start else node.end_byte
         header = src[header_start:end]
-        if b"\n" in header:  # comment lines between a header and its body are not the header
+        if b"\n" in header:  # comments inside a multi-line header are not the header
             kept = header.split(b"\n")
-            header = b"\n".join([kept[0], *(k for k in kept[1:] if not k.lstrip().startswith(spec.doc_line_markers))])
+            kept = [kept[0], *(k for k in kept[1:] if not k.lstrip().startswith(spec.doc_line_markers))]
+            if b"//" in spec.doc_line_markers:
+                kept = [_TRAILING_LINE_COMMENT.sub(b"", k) for k in kept]
+            header = b"\n".join(kept)
         signature = collapse(header).rstrip(" {;")
         if body is None or end == node.end_byte:
             signature = ellipsize(signature, SIGNATURE_MAX_CHARS)

@@ -186,3 +186,20 @@ def test_typescript_outline_renders_with_comments_not_python_syntax() -> None:
     focused = render("src/store.ts", text, o, Tier.FOCUSED, counter, focus=("useStore",))
     assert "useSyncExternalStore(api.subscribe" in focused.content
     assert "useStore" in focused.shown_symbols
+
+
+def test_comments_inside_a_multi_line_type_are_not_its_signature() -> None:
+    """Ensure that a `// note` ending a line of a multi-line type alias is left out of the
+    one-line signature (it would comment out the rest), while `//` inside a string stays."""
+    o = outline_of(
+        "src/types.ts",
+        """
+        type Constraint =
+          | { partitioned: true } // must be secure
+          | { partitioned?: boolean }
+        type Url = "http://example.com" | "https://example.com"
+        """,
+    )
+    symbols = by_qualname(o)
+    assert symbols["Constraint"].signature == "type Constraint = | { partitioned: true } | { partitioned?: boolean }"
+    assert symbols["Url"].signature == 'type Url = "http://example.com" | "https://example.com"'
