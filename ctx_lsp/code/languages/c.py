@@ -183,6 +183,7 @@ LANGUAGES = [
         constants=macro_constants,
         builtins=C_BUILTINS,
         fence="c",
+        test_suffixes=("_test.c", "_unittest.c"),
         module_names=path_module_names,
         import_keys=include_keys,
         import_probes=include_probes,

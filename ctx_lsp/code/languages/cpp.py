@@ -164,6 +164,7 @@ SPEC = LanguageSpec(
     constants=macro_constants,
     builtins=BUILTINS,
     fence="cpp",
+    test_suffixes=("_test.cc", "_test.cpp", "_unittest.cc", "_unittest.cpp", "Test.cpp"),
     module_names=path_module_names,
     import_keys=include_keys,
     import_probes=include_probes,

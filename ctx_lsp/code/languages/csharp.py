@@ -143,6 +143,7 @@ LANGUAGES = [
         attribute_prefixes=(b"[",),
         builtins=BUILTINS,
         fence="csharp",
+        test_suffixes=("Test.cs", "Tests.cs"),
         module_names=path_module_names,
         import_keys=_import_keys,
         import_probes=_import_probes,

@@ -280,6 +280,7 @@ LANGUAGES = [
         constants=_constants,
         builtins=BUILTINS,
         fence="go",
+        test_suffixes=("_test.go",),
         module_names=_package_names,
         import_keys=_import_keys,
         import_probes=_import_probes,

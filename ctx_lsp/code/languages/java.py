@@ -176,6 +176,7 @@ LANGUAGES = [
         attribute_prefixes=(b"@",),
         builtins=BUILTINS,
         fence="java",
+        test_suffixes=("Test.java", "Tests.java", "IT.java"),
         module_names=_module_names,
         import_keys=_import_keys,
         import_probes=_import_probes,

@@ -132,6 +132,11 @@ class LanguageSpec:
     """How the module doc's row reads in an outline."""
     merge_imports: bool = False
     """Consecutive `import a` statements shown as one `import a, b` (Python)."""
+    test_suffixes: tuple[str, ...] = ()
+    """File-name endings of test files (`.test.ts`, `_test.go`, `Test.java`), matched
+    case-sensitively; the engine demotes tests unless a task is about them."""
+    test_dirs: tuple[str, ...] = ()
+    """Folders that hold only tests (`__tests__`, Ruby's `spec`)."""
     outline: Callable[[bytes], Outline] | None = None
     """The outline builder, for a language that does not use the shared walker."""
     outline_json: Callable[[bytes], tuple[str, int, int]] | None = None
