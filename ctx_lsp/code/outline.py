@@ -338,12 +338,11 @@ def outline_text(text: str) -> Outline:
 
 def outline_for(path: str, source: bytes) -> Outline:
     """Outline by the file's language (`code/languages/`), markdown, or plain text."""
-    from ctx_lsp.code.languages import language_for  # the languages import this module
-    from ctx_lsp.code.languages.walker import outline_with
+    from ctx_lsp.code.languages import language_for, outline_in  # the languages import this module
 
     spec = language_for(path, source)
     if spec is not None:
-        return spec.outline(source) if spec.outline is not None else outline_with(spec, source)
+        return outline_in(spec, source)
     lower = path.lower()
     text = decode_source(source)
     if lower.endswith(MARKDOWN_SUFFIXES):

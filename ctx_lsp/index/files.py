@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from ctx_lsp.code.languages import language_for, language_named
+from ctx_lsp.code.languages import language_for, language_named, outline_in
 from ctx_lsp.code.outline import Outline, outline_for, outline_from_json, outline_to_json
 from ctx_lsp.errors import OutsideWorkspace
 from ctx_lsp.gate import Refused, read_file
@@ -107,16 +107,21 @@ def decode(data: bytes) -> tuple[str, bool]:
         return data.decode("utf-8", errors="replace"), True
 
 
-def analyse(rel_path: str, data: bytes, size: int, mtime_ns: int, counter: TokenCounter) -> StoredFile | None:
-    """Outline and count one file's bytes for the cache; None if the content is binary."""
-    analysis = analyse_uncounted(rel_path, data, size, mtime_ns)
+def analyse(
+    rel_path: str, data: bytes, size: int, mtime_ns: int, counter: TokenCounter, abs_path: str | None = None
+) -> StoredFile | None:
+    """Outline and count one file's bytes for the cache; None if the content is binary.
+    `abs_path` lets a language's evidence look beside the file (a `.h` among `.cpp`s)."""
+    analysis = analyse_uncounted(rel_path, data, size, mtime_ns, abs_path)
     if analysis is None:
         return None
     row, text = analysis
     return row if text is None else replace(row, tokens=counter.count(text))
 
 
-def analyse_uncounted(rel_path: str, data: bytes, size: int, mtime_ns: int) -> tuple[StoredFile, str | None] | None:
+def analyse_uncounted(
+    rel_path: str, data: bytes, size: int, mtime_ns: int, abs_path: str | None = None
+) -> tuple[StoredFile, str | None] | None:
     """`analyse` without the exact token count: the row's `tokens` is 0 when the second
     value is text still to be counted (code and docs), and final otherwise. Worker
     processes of a cold index stop here and the indexing process counts, with the encoding
@@ -125,11 +130,11 @@ def analyse_uncounted(rel_path: str, data: bytes, size: int, mtime_ns: int) -> t
         return None
     text, replaced = decode(data)
     source = data if not replaced else text.encode("utf-8")
-    spec = language_for(rel_path, source)  # as `outline_for` decides
+    spec = language_for(abs_path or rel_path, source)  # as `outline_for` decides, with the folder
     if spec is not None and spec.outline_json is not None:
         outline_json, line_count, symbols = spec.outline_json(source)
         return _row(rel_path, data, size, mtime_ns, text, replaced, spec.name, line_count, symbols, outline_json)
-    outline = outline_for(rel_path, source)
+    outline = outline_in(spec, source) if spec is not None else outline_for(rel_path, source)
     return _row(
         rel_path,
         data,
@@ -145,7 +150,7 @@ def analyse_uncounted(rel_path: str, data: bytes, size: int, mtime_ns: int) -> t
 
 
 def analyse_outline(
-    rel_path: str, data: bytes, size: int, mtime_ns: int, counter: TokenCounter
+    rel_path: str, data: bytes, size: int, mtime_ns: int, counter: TokenCounter, abs_path: str | None = None
 ) -> tuple[StoredFile, Outline] | None:
     """`analyse` for text that is never stored (an editor buffer): the outline is handed
     over as built and the row's `outline_json` is left empty. Encoding it only for the
@@ -154,7 +159,9 @@ def analyse_outline(
     if looks_binary(data):
         return None
     text, replaced = decode(data)
-    outline = outline_for(rel_path, data if not replaced else text.encode("utf-8"))
+    source = data if not replaced else text.encode("utf-8")
+    spec = language_for(abs_path or rel_path, source)
+    outline = outline_in(spec, source) if spec is not None else outline_for(rel_path, source)
     row, uncounted = _row(
         rel_path, data, size, mtime_ns, text, replaced, outline.language, outline.line_count, len(outline.symbols), ""
     )
@@ -328,11 +335,11 @@ def read_and_analyse(job: ReadJob, encoding: str | None) -> ReadOutcome:
     uncounted: str | None = None
     try:
         if encoding is None:
-            analysis = analyse_uncounted(rel_path, data, len(data), mtime_ns)
+            analysis = analyse_uncounted(rel_path, data, len(data), mtime_ns, job.abs_path)
             row = None if analysis is None else analysis[0]
             uncounted = None if analysis is None else analysis[1]
         else:
-            row = analyse(rel_path, data, len(data), mtime_ns, counter_for(encoding))
+            row = analyse(rel_path, data, len(data), mtime_ns, counter_for(encoding), job.abs_path)
     except Exception as err:
         return ReadOutcome(None, "unparsable", f"{rel_path}: {type(err).__name__}: {err}")
     if row is None:

@@ -152,3 +152,26 @@ def test_minified_code_is_kept_out_and_counted(tmp_path: Path) -> None:
         assert report.skipped.get("ignored", 0) >= 4
     finally:
         engine.close()
+
+
+def test_a_header_beside_cpp_sources_is_indexed_as_cpp(tmp_path: Path) -> None:
+    """Ensure that a `.h` with no C++ in it is C++ when `.cpp` files sit beside it, and C
+    otherwise (the index reads its folder, not only its text)."""
+    from ctx_lsp.engine import Engine
+
+    ws = write_tree(
+        tmp_path / "ws",
+        {
+            "widget/widget.h": "int widget_size(void);\n",
+            "widget/widget.cpp": '#include "widget.h"\nint widget_size(void) { return 1; }\n',
+            "clib/list.h": "int list_len(void);\n",
+            "clib/list.c": '#include "list.h"\nint list_len(void) { return 0; }\n',
+        },
+    )
+    engine = Engine([ws], {"index": {"watch": False}})
+    try:
+        engine.index()
+        languages = {e.rel_path: e.language for e in engine.workspace.files.values()}
+        assert languages["widget/widget.h"] == "cpp" and languages["clib/list.h"] == "c"
+    finally:
+        engine.close()

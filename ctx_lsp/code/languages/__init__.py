@@ -14,10 +14,22 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+from typing import TYPE_CHECKING
 
 from ctx_lsp.code.languages.spec import CONTAINER_KINDS, SYMBOL_KINDS, LanguageSpec
 
-__all__ = ["CONTAINER_KINDS", "SYMBOL_KINDS", "LanguageSpec", "all_languages", "language_for", "language_named"]
+if TYPE_CHECKING:
+    from ctx_lsp.code.outline import Outline
+
+__all__ = [
+    "CONTAINER_KINDS",
+    "SYMBOL_KINDS",
+    "LanguageSpec",
+    "all_languages",
+    "language_for",
+    "language_named",
+    "outline_in",
+]
 
 _NOT_LANGUAGES = frozenset({"spec", "walker", "paths", "js_imports"})
 
@@ -50,6 +62,15 @@ def language_named(name: str) -> LanguageSpec | None:
     return _registry()[1].get(name)
 
 
+def outline_in(spec: LanguageSpec, source: bytes) -> Outline:
+    """The outline of `source` in a language already chosen (see `language_for`)."""
+    if spec.outline is not None:
+        return spec.outline(source)
+    from ctx_lsp.code.languages.walker import outline_with  # it imports the outline types
+
+    return outline_with(spec, source)
+
+
 def _suffixes(lower: str) -> list[str]:
     """`a/b.test.d.ts` → ['.test.d.ts', '.d.ts', '.ts']: longest first."""
     name = lower.rsplit("/", 1)[-1]
@@ -59,7 +80,8 @@ def _suffixes(lower: str) -> list[str]:
 
 def language_for(path: str, source: bytes = b"") -> LanguageSpec | None:
     """The language of the file at `path` (with `source`, its content, for extensions
-    two languages share), or None if no language claims it."""
+    two languages share; an absolute path lets evidence look at the file's folder), or
+    None if no language claims it."""
     table = _registry()[0]
     for suffix in _suffixes(path.lower().replace("\\", "/")):
         specs = table.get(suffix)
