@@ -15,7 +15,7 @@ from ctx_lsp.code.languages.spec import LanguageSpec, node_text, path_module_nam
 from ctx_lsp.code.outline import Import
 from ctx_lsp.tokens import ellipsize
 
-__all__ = ["COMMON_QUERY", "JS_BUILTINS", "LANGUAGES", "SHARED_HOOKS"]
+__all__ = ["COMMON_QUERY", "JSX_QUERY", "JS_BUILTINS", "LANGUAGES", "SHARED_HOOKS"]
 
 _FUNCTION_VALUES = "[(arrow_function) (function_expression) (generator_function)]"
 
@@ -43,6 +43,15 @@ COMMON_QUERY = f"""
 (program (lexical_declaration) @constant)
 (program (export_statement declaration: (lexical_declaration) @constant))
 """
+
+JSX_QUERY = """
+(jsx_opening_element name: (identifier) @call (#match? @call "^[A-Z]"))
+(jsx_self_closing_element name: (identifier) @call (#match? @call "^[A-Z]"))
+(jsx_opening_element name: (member_expression property: (property_identifier) @call))
+(jsx_self_closing_element name: (member_expression property: (property_identifier) @call))
+"""
+"""A component rendered as `<Header />` is called (`<div>` is not: components are
+capitalised). JSX grammars only (not plain `.ts`)."""
 
 COMMON_REFERENCES = """
 (identifier) @reference
@@ -295,6 +304,7 @@ SHARED_HOOKS = {
 
 JS_QUERY = (
     COMMON_QUERY
+    + JSX_QUERY
     + f"""
 (class_body (field_definition property: (property_identifier) value: {_FUNCTION_VALUES}) @definition.function)
 """

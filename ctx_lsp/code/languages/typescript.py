@@ -15,6 +15,7 @@ from ctx_lsp.code.languages.javascript import (
     COMMON_QUERY,
     COMMON_REFERENCES,
     JS_BUILTINS,
+    JSX_QUERY,
     SHARED_HOOKS,
 )
 from ctx_lsp.code.languages.js_imports import import_keys, import_probes
@@ -83,6 +84,12 @@ TYPESCRIPT = LanguageSpec(
     **SHARED_HOOKS,  # type: ignore[arg-type]
 )
 
-TSX = replace(TYPESCRIPT, extensions=(".tsx",), grammar=("tree_sitter_typescript", "language_tsx"), fence="tsx")
+TSX = replace(
+    TYPESCRIPT,
+    extensions=(".tsx",),
+    grammar=("tree_sitter_typescript", "language_tsx"),
+    query=TS_QUERY + JSX_QUERY,
+    fence="tsx",
+)
 
 LANGUAGES = [TYPESCRIPT, TSX]

@@ -164,6 +164,7 @@ def test_tsx_components_use_the_tsx_grammar() -> None:
     assert set(symbols) == {"Props", "Header", "App"}
     assert symbols["Header"].doc == "The page header."
     assert symbols["Header"].calls == ("format",)
+    assert symbols["App"].calls == ("Header",)  # a rendered component is called
 
 
 def test_a_typescript_file_with_syntax_errors_is_still_outlined() -> None:
