@@ -20,7 +20,7 @@ __all__ = [
     "stem_of",
 ]
 
-PROBED = "\0probes"
+PROBED = "<probes>"
 """The module of an import statement that carries its own candidates as its names: a
 language whose imports name files (`LanguageSpec.import_probes`) computes them from the
 importer's path when its facts are taken, as no other file changes them."""
