@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from ctx_lsp.code.languages import SYMBOL_KINDS, all_languages, language_for, language_named
 from ctx_lsp.code.outline import outline_for
 
@@ -64,3 +66,27 @@ def test_outside_the_language_layer_nothing_compares_a_language_name() -> None:
 def test_unknown_files_are_plain_text() -> None:
     """Ensure that a file of no registered language is outlined as text."""
     assert outline_for("notes.txt", b"hello\n").language == "text"
+
+
+BROKEN = {
+    "a.ts": ("export function kept(a: number): number { return a }\n", "class Broken {\n  m( {\n"),
+    "a.js": ("function kept(a) { return a }\n", "class Broken {\n  m( {\n"),
+    "a.go": ("package a\n\nfunc kept(a int) int { return a }\n", "func broken( {\n"),
+    "a.rs": ("fn kept(a: i32) -> i32 { a }\n", "impl Broken {\n    fn m( {\n"),
+    "A.java": ("class Kept { int kept(int a) { return a; } }\n", "class Broken {\n  void m( {\n"),
+    "a.c": ("int kept(int a) { return a; }\n", "int broken( {\n"),
+    "a.cpp": ("int kept(int a) { return a; }\n", "class Broken {\n  void m( {\n"),
+    "a.cs": ("class Kept { int kept(int a) { return a; } }\n", "class Broken {\n  void m( {\n"),
+    "a.rb": ("def kept(a)\n  a\nend\n", "class Broken\n  def m(\n"),
+}
+
+
+@pytest.mark.parametrize("path", sorted(BROKEN))
+def test_every_language_outlines_a_file_with_syntax_errors(path: str) -> None:
+    """Ensure that a file with a syntax error is outlined from the parser's recovery (the
+    definitions before the error are kept) and marked `has_errors`."""
+    good, bad = BROKEN[path]
+    outline = outline_for(path, (good + bad).encode())
+    assert outline.has_errors
+    assert any(s.name == "kept" for s in outline.symbols), [s.qualname for s in outline.symbols]
+    assert not outline_for(path, good.encode()).has_errors
