@@ -216,7 +216,7 @@ def _short_signature(signature: str, limit: int = SHORT_SIGNATURE_CHARS, name: s
     if len(signature) <= limit:
         return signature
     at = signature.find(name) if name else -1
-    open_at = signature.find("(", at + len(name) if at >= 0 else 0)
+    open_at = _parameters_open(signature, at + len(name) if at >= 0 else 0)
     close_at = _matching_paren(signature, open_at) if open_at >= 0 else -1
     if open_at < 0 or close_at < open_at:
         return ellipsize(signature, limit)
@@ -236,6 +236,21 @@ def _short_signature(signature: str, limit: int = SHORT_SIGNATURE_CHARS, name: s
     head = signature[:cut] if cut > open_at else signature[: open_at + 1]
     joiner = ", …)" if cut > open_at else "…)"
     return head + joiner + tail
+
+
+def _parameters_open(text: str, start: int) -> int:
+    """The first `(` from `start` outside square brackets (`def f[T: (int, str)](x)`,
+    `func (s *Stack[T]) Push(v T)`); -1 if none."""
+    depth = 0
+    for i in range(start, len(text)):
+        ch = text[i]
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "(" and depth <= 0:
+            return i
+    return -1
 
 
 def _matching_paren(text: str, open_at: int) -> int:

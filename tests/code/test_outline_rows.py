@@ -205,3 +205,5 @@ def test_short_signatures_cut_the_parameters_after_the_name() -> None:
     list after the parameters is kept."""
     signature = "func (c *Command) Find(args []string, strict bool) (*Command, []string, error)"
     assert _short_signature(signature, name="Find") == "func (c *Command) Find(…) (*Command, []string, error)"
+    generic = "def all_in[T: int, U: (bytes, str), *Ts, **P](first_argument, second_argument)"
+    assert _short_signature(generic, name="all_in") == "def all_in[T: int, U: (bytes, str), *Ts, **P](…)"
