@@ -10,7 +10,8 @@ is built another way (Python's own extractor) gives `outline` and `outline_json`
 
 Everything else in the engine asks a spec, never compares a language's name: how a
 comment starts (marker lines inside shown code), how a fenced block is labelled, which
-names are builtins that must not link files in the reference graph.
+names are builtins that must not link files in the reference graph, where its imports
+lead (`import_keys`, `import_probes`), which of its files are tests.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from tree_sitter import Language, Node, Parser, Query
 if TYPE_CHECKING:
     from ctx_lsp.code.outline import Import, Outline
 
-__all__ = ["CONTAINER_KINDS", "SYMBOL_KINDS", "LanguageSpec", "field_text", "node_text", "path_module_names"]
+__all__ = ["CONTAINER_KINDS", "SYMBOL_KINDS", "LanguageSpec", "node_text", "path_module_names"]
 
 SYMBOL_KINDS = frozenset(
     {"function", "method", "class", "interface", "type", "enum", "struct", "trait", "impl", "module"}
@@ -54,11 +55,6 @@ def node_text(src: bytes, node: Node | None) -> str:
     if node is None:
         return ""
     return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
-
-
-def field_text(src: bytes, node: Node, name: str) -> str | None:
-    child = node.child_by_field_name(name)
-    return None if child is None else node_text(src, child)
 
 
 INDEX_STEMS = frozenset({"index", "mod", "lib", "main", "__init__"})
@@ -143,7 +139,8 @@ class LanguageSpec:
     """(outline JSON, line count, symbols) without building the `Outline`, if faster."""
     dotted_modules: bool = False
     """Imports name dotted modules that map onto paths (`a.b` → `a/b.py`): the reference
-    graph resolves them to files (Python). Other languages' resolvers are still to come."""
+    graph resolves them with its own module index (Python). Other languages say where
+    their imports lead with `import_keys` and `import_probes`."""
     import_keys: Callable[[str], tuple[str, ...]] | None = None
     """Keys a file (its path in its workspace folder) answers to when other files' imports
     are resolved: its path (`paths.path_key`), its folder for a package (Go), its tail
