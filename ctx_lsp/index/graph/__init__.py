@@ -1,9 +1,10 @@
-"""The cross-file reference graph: which Python files use which, ranked for a request.
+"""The cross-file reference graph: which code files use which, ranked for a request.
 
-Nodes are Python files; an edge says one file uses names another defines, or imports it.
-The jobs live in one module each, imports pointing down:
+Nodes are code files of every language; an edge says one file uses names another
+defines, or imports it. The jobs live in one module each, imports pointing down:
 
-- `modules`: which dotted names a file answers to, and which files an import reaches;
+- `modules`: which names (dotted modules, or the keys a language gives its files) a file
+  answers to, and which files an import reaches;
 - `facts`: what the graph takes from an indexed file, and its symbol tables;
 - `edges`: the files and weighted edges, kept current one change at a time;
 - `ranking`: global PageRank kept incrementally, plus a per-request personal part;

@@ -86,7 +86,7 @@ def sqrt_units(count: int) -> int:
 
 
 _IMAGE_COLUMNS = tuple(f.name for f in fields(GraphImage) if f.name not in ("files", "hashes", "paths", "names"))
-_NO_OUTLINE = Outline("python", "", (), (), (), (), 0, False)
+_NO_OUTLINE = Outline("text", "", (), (), (), (), 0, False)
 """The outline of a restored file that is gone: replaced (with its facts) before anyone reads it."""
 
 
@@ -301,8 +301,9 @@ class Edges:
     # ------------------------------------------------------------------ images
     def restore(self, image: GraphImage, entries: Mapping[str, IndexedFile]) -> dict[str, IndexedFile | None]:
         """Take an image into an empty graph; return the changes left to apply: the
-        Python files whose path, folder or content differ from the image's, or that came
-        or went since it was taken. `entries` are the index's Python files now.
+        code files whose path, folder or content differ from the image's, or that came
+        or went since it was taken. `entries` are the index's code files now (every
+        language's: `facts.in_graph`).
 
         The image's files keep their stored facts and edges; a file that changed keeps
         them until the returned change replaces them (its outline is already the new one,

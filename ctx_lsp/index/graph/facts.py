@@ -34,7 +34,7 @@ Uses = tuple[tuple[str, ...], tuple[int, ...], tuple[ImportStatement, ...]]
 class FileFacts:
     """What the graph takes from one indexed file (`facts_for`), keyed by its abs path.
 
-    Kept for every Python file while the outline itself is decoded only when used
+    Kept for every code file while the outline itself is decoded only when used
     (`Outline`), so what is kept is compact: names interned (a name is used by many
     files), the uses as two parallel tuples rather than a pair per use.
 
