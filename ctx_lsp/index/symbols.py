@@ -371,13 +371,16 @@ def _statement_end(lines: Sequence[str], start: int) -> int:
 
 
 def _members(found: Found, outline: Outline) -> list[tuple[int, str]]:
-    """(start line, name) of a definition's direct members (a class's methods)."""
+    """(start line, name) of a definition's direct members (a class's methods; a Go type's
+    methods, which stand outside its lines)."""
     return [(s.start_line, s.name) for s in outline.symbols if s.parent == found.qualname and s.kind != "heading"]
 
 
 def _member_starts(found: Found, outline: Outline) -> list[int]:
     """Where a cut may land cleanly: 0-based lines of the body where a member starts."""
-    return [line - found.start_line for line, _ in _members(found, outline) if line > found.start_line]
+    return [
+        line - found.start_line for line, _ in _members(found, outline) if found.start_line < line <= found.end_line
+    ]
 
 
 def _marker(found: Found, outline: Outline, whole_tokens: int) -> Callable[[int], str]:
@@ -388,7 +391,7 @@ def _marker(found: Found, outline: Outline, whole_tokens: int) -> Callable[[int]
 
     def marker(omitted: int) -> str:
         first = found.end_line - omitted + 1
-        missing = [name for line, name in members if line >= first]
+        missing = [name for line, name in members if first <= line <= found.end_line]
         shown = f"; members: {', '.join(missing[:4])}{f', +{len(missing) - 4}' if len(missing) > 4 else ''}"
         if whole_tokens <= MAX_TOKENS_CAP:
             how = f"ask again with max_tokens={min(MAX_TOKENS_CAP, _round_up(whole_tokens))} for all of it"
