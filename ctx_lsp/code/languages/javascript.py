@@ -31,6 +31,9 @@ COMMON_QUERY = f"""
 (variable_declarator value: (object (method_definition) @definition.function))
 (variable_declarator value: (object (pair key: (property_identifier) value: {_FUNCTION_VALUES}) @definition.function))
 
+(program (expression_statement (assignment_expression
+  left: (member_expression property: (property_identifier)) right: {_FUNCTION_VALUES}) @definition.function))
+
 (call_expression function: (identifier) @call)
 (call_expression function: (member_expression property: (property_identifier) @call))
 (new_expression constructor: (identifier) @call)
@@ -208,6 +211,29 @@ def _value_body(node: Node) -> Node | None:
     return value.child_by_field_name("body")
 
 
+def _assigned_name(node: Node) -> Node | None:
+    """`foo` of `exports.foo = function () {}` / `Foo.prototype.foo = ...`."""
+    left = node.child_by_field_name("left")
+    return left.child_by_field_name("property") if left is not None else None
+
+
+def _assigned_body(node: Node) -> Node | None:
+    right = node.child_by_field_name("right")
+    return right.child_by_field_name("body") if right is not None else None
+
+
+def _prototype_owner(node: Node, src: bytes) -> str | None:
+    """`Foo` of `Foo.prototype.bar = function () {}`: a method of Foo, as a class's would be."""
+    left = node.child_by_field_name("left")
+    target = left.child_by_field_name("object") if left is not None else None
+    if target is None or target.type != "member_expression":
+        return None
+    if node_text(src, target.child_by_field_name("property")) != "prototype":
+        return None
+    owner = target.child_by_field_name("object")
+    return node_text(src, owner) if owner is not None and owner.type == "identifier" else None
+
+
 def _key(node: Node) -> Node | None:
     return node.child_by_field_name("key")
 
@@ -290,8 +316,15 @@ def constants_of(node: Node, src: bytes) -> list[tuple[str, Node]]:
 
 
 SHARED_HOOKS = {
-    "names": {"pair": _key, "field_definition": _property, "public_field_definition": _property},
+    "names": {
+        "pair": _key,
+        "field_definition": _property,
+        "public_field_definition": _property,
+        "assignment_expression": _assigned_name,
+    },
+    "owners": {"assignment_expression": _prototype_owner},
     "bodies": {
+        "assignment_expression": _assigned_body,
         "variable_declarator": _value_body,
         "pair": _value_body,
         "field_definition": _value_body,

@@ -30,6 +30,9 @@ const handlers = {
 
 export const App = () => <div>{countWords("a b")}</div>
 export const LIMIT = 100
+
+exports.slugify = function (text) { return normalize(text) }
+Counter.prototype.reset = function () { this.total = 0 }
 """
 
 
@@ -49,7 +52,10 @@ def test_javascript_outline() -> None:
         "handlers.open": "function",
         "handlers.close": "function",
         "App": "function",
+        "slugify": "function",
+        "Counter.reset": "method",
     }
+    assert symbols["slugify"].calls == ("normalize",) and symbols["Counter.reset"].parent == "Counter"
     assert symbols["countWords"].doc == "Counts words."
     assert symbols["countWords"].signature == "function countWords(text)"
     assert symbols["Counter.increment"].doc == "Adds one."
