@@ -15,7 +15,7 @@ from tests.conftest import write_tree
 IMPORT = relevance.IMPORT_EDGE_WEIGHT
 
 
-def _graph(root: Path, files: dict[str, str]) -> ReferenceGraph:
+def _indexed(root: Path, files: dict[str, str]) -> tuple[Workspace, ReferenceGraph]:
     write_tree(root, {rel: textwrap.dedent(text).lstrip("\n") for rel, text in files.items()})
     config = Config()
     config.index.cache = False
@@ -23,7 +23,11 @@ def _graph(root: Path, files: dict[str, str]) -> ReferenceGraph:
     graph = ReferenceGraph()
     workspace.subscribe(graph.update)
     workspace.index()
-    return graph
+    return workspace, graph
+
+
+def _graph(root: Path, files: dict[str, str]) -> ReferenceGraph:
+    return _indexed(root, files)[1]
 
 
 def _weight(graph: ReferenceGraph, root: Path, source: str, target: str) -> float:
@@ -196,3 +200,22 @@ def test_typescript_workspace_packages_resolve_to_their_sources(tmp_path: Path) 
     main = "packages/app/src/main.ts"
     assert _weight(graph, tmp_path, main, "packages/ui/src/index.ts") >= IMPORT
     assert _weight(graph, tmp_path, main, "packages/ui/src/button.ts") >= IMPORT
+
+
+def test_a_changed_tsconfig_resolves_the_imports_again(tmp_path: Path) -> None:
+    """Ensure that when tsconfig.json's `paths` change, the files importing through them
+    are linked to the new targets (the config is read again, not kept from before)."""
+    workspace, graph = _indexed(
+        tmp_path,
+        {
+            "tsconfig.json": '{"compilerOptions": {"paths": {"@lib/*": ["old/*"]}}}\n',
+            "src/app.ts": 'import { api } from "@lib/api"\n',
+            "old/api.ts": "export const api = 1\n",
+            "new/api.ts": "export const api = 2\n",
+        },
+    )
+    assert _weight(graph, tmp_path, "src/app.ts", "old/api.ts") >= IMPORT
+    (tmp_path / "tsconfig.json").write_text('{"compilerOptions": {"paths": {"@lib/*": ["new/*"]}}}\n')
+    workspace.index()
+    assert _weight(graph, tmp_path, "src/app.ts", "new/api.ts") >= IMPORT
+    assert _weight(graph, tmp_path, "src/app.ts", "old/api.ts") < IMPORT

@@ -284,5 +284,7 @@ LANGUAGES = [
         module_names=_package_names,
         import_keys=_import_keys,
         import_probes=_import_probes,
+        import_configs=("go.mod",),
+        reload_configs=_module_path.cache_clear,
     )
 ]

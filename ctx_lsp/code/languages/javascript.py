@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from ctx_lsp.code.languages.js_imports import import_keys, import_probes
+from ctx_lsp.code.languages.js_imports import CONFIG_FILES, import_keys, import_probes, reload_configs
 from ctx_lsp.code.languages.spec import LanguageSpec, node_text, path_module_names
 from ctx_lsp.code.outline import Import
 from ctx_lsp.tokens import ellipsize
@@ -357,6 +357,8 @@ JAVASCRIPT = LanguageSpec(
     module_names=path_module_names,
     import_keys=import_keys,
     import_probes=import_probes,
+    import_configs=CONFIG_FILES,
+    reload_configs=reload_configs,
     **SHARED_HOOKS,  # type: ignore[arg-type]
 )
 

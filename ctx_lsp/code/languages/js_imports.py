@@ -19,10 +19,20 @@ import re
 from ctx_lsp.code.languages.paths import joined, path_key
 from ctx_lsp.code.outline import Import
 
-__all__ = ["SCRIPT_EXTENSIONS", "import_keys", "import_probes"]
+__all__ = ["CONFIG_FILES", "SCRIPT_EXTENSIONS", "import_keys", "import_probes", "reload_configs"]
 
 SCRIPT_EXTENSIONS = (".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 """What a relative specifier without its extension may name, in the order bundlers try."""
+
+
+CONFIG_FILES = ("tsconfig.json", "jsconfig.json", "package.json", "pnpm-workspace.yaml")
+"""What resolution reads (see `reload_configs`); `extends` targets are not watched."""
+
+
+def reload_configs() -> None:
+    """Forget the configs read: one of `CONFIG_FILES` changed."""
+    _path_config.cache_clear()
+    _workspace_packages.cache_clear()
 
 
 def import_keys(rel_path: str) -> tuple[str, ...]:

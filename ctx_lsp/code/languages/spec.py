@@ -149,6 +149,12 @@ class LanguageSpec:
     """For one import of the file at a path (in the workspace folder given third), the
     groups of keys to try, best first in each group: the first key some file answers to
     is what the import reaches."""
+    import_configs: tuple[str, ...] = ()
+    """Names of the workspace files `import_probes` reads (`tsconfig.json`, `go.mod`):
+    when one changes, the graph calls `reload_configs` and resolves the language's files
+    again."""
+    reload_configs: Callable[[], None] | None = None
+    """Forget what was read of the `import_configs`."""
     module_names: Callable[[str], tuple[str, ...]] | None = None
     """Names a file's definitions may be qualified with (`vanilla.createStore`)."""
 

@@ -18,7 +18,7 @@ from ctx_lsp.code.languages.javascript import (
     JSX_QUERY,
     SHARED_HOOKS,
 )
-from ctx_lsp.code.languages.js_imports import import_keys, import_probes
+from ctx_lsp.code.languages.js_imports import CONFIG_FILES, import_keys, import_probes, reload_configs
 from ctx_lsp.code.languages.spec import LanguageSpec, path_module_names
 
 __all__ = ["LANGUAGES"]
@@ -81,6 +81,8 @@ TYPESCRIPT = LanguageSpec(
     module_names=path_module_names,
     import_keys=import_keys,
     import_probes=import_probes,
+    import_configs=CONFIG_FILES,
+    reload_configs=reload_configs,
     **SHARED_HOOKS,  # type: ignore[arg-type]
 )
 

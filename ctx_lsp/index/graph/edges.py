@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from ctx_lsp.code.outline import Outline
 from ctx_lsp.index.files import IndexedFile
-from ctx_lsp.index.graph.facts import FileFacts, Symbols, Uses, facts_for, symbols_of
+from ctx_lsp.index.graph.facts import FileFacts, Symbols, Uses, config_dependents, facts_for, symbols_of
 from ctx_lsp.index.graph.image import GraphImage
 from ctx_lsp.index.graph.modules import ImportStatement, ModuleIndex
 from ctx_lsp.relevance import (
@@ -216,6 +216,9 @@ class Edges:
             old = self.facts.get(abs_path)
             if old is not None or new is not None:
                 self._apply(abs_path, old, new, dirty)
+        for abs_path, new in config_dependents(pending, self.facts).items():
+            if abs_path not in pending:  # a tsconfig.json or go.mod changed: imports lead elsewhere
+                self._apply(abs_path, self.facts.get(abs_path), new, dirty)
         for importer in sorted(dirty):
             self._resolve_imports(importer)
         self._flush()
