@@ -190,6 +190,7 @@ def _symbol_rows(symbol: Symbol, lines: Sequence[str], unit: int, style: Languag
     rows = [
         Row(number, indent + _cut_doc(decorator), False, unit)
         for number, decorator in zip(decorator_lines, symbol.decorators)
+        if not decorator.startswith(style.quiet_decorators)
     ]
     colon = style.header_end if symbol.kind in CONTAINER_KINDS else ""
     text = indent + symbol.signature + colon

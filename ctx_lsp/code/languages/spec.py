@@ -113,6 +113,9 @@ class LanguageSpec:
     """Lines that document the file itself wherever they stand at its top (Rust `//!`)."""
     attribute_prefixes: tuple[bytes, ...] = ()
     """Lines above a definition that belong to it (Rust `#[...]`, C# `[...]`)."""
+    quiet_decorators: tuple[str, ...] = ()
+    """Decorators an outline leaves out (the symbol keeps them): they say nothing about
+    what a definition does, and Rust puts `#[inline]` on every other method."""
     doc_cleaner: Callable[[str], str] | None = None
     """What a doc comment's line loses besides its markers (C#'s `<summary>` tags)."""
     builtins: frozenset[str] = frozenset()

@@ -80,6 +80,25 @@ def test_rust_uses_mods_constants_and_module_doc() -> None:
     assert "Vec" not in dict(o.references) and "refill" in dict(o.references)
 
 
+def test_rust_outlines_leave_out_attributes_that_say_nothing() -> None:
+    """Ensure that `#[inline]` and `#[must_use]` are the symbol's (its range starts at
+    them) but not outline rows, while `#[derive(...)]` is shown."""
+    from ctx_lsp.code.tiers import render
+    from ctx_lsp.tokens import counter_for
+    from ctx_lsp.vocabulary import Tier
+
+    source = (
+        "#[derive(Debug)]\npub struct S;\n\nimpl S {\n    #[inline]\n    #[must_use]\n"
+        "    pub fn get(&self) -> u8 { 1 }\n}\n"
+    )
+    outline = outline_of("src/s.rs", source)
+    get = by_qualname(outline)["S.get"]
+    assert get.decorators == ("#[inline]", "#[must_use]") and get.start_line == 5
+    shown = render("src/s.rs", source, outline, Tier.OUTLINE, counter_for("o200k_base")).content
+    assert "#[derive(Debug)]" in shown and "#[inline]" not in shown and "#[must_use]" not in shown
+    assert "7│     pub fn get(&self) -> u8" in shown
+
+
 def test_rust_pruned_outline_notes_folded_members_as_rust_comments() -> None:
     """Ensure that an outline pruned to its cap says what it folded in a `//` comment."""
     from ctx_lsp.code.tiers import render
