@@ -71,16 +71,21 @@ def counted_exactly(language: str) -> bool:
 
 
 MINIFIED_LINE_CHARS = 5000
-"""A code file with a line longer than this is generated or minified (a bundle, a
-vendored build): listed in status as `minified`, never parsed. A 1.2 MB one-line bundle
-costs ~2 s to parse and query and yields ~20,000 junk definitions (NOTES-ENV §10); the
-longest hand-written lines are a few hundred characters."""
+"""A code file with a line longer than this, and long lines on the whole, is minified or
+generated (a bundle, a vendored build): listed in status as `minified`, never parsed. A
+1.2 MB one-line bundle costs ~2 s to parse and query and yields ~20,000 junk definitions
+(NOTES-ENV §10); the longest hand-written lines are a few hundred characters."""
+MINIFIED_AVERAGE_LINE_CHARS = 200
+"""...and its lines average more than this: a hand-written component with one inlined
+6 KB data URL among 300 ordinary lines is code to outline, not a bundle."""
 
 
 def is_minified(data: bytes) -> bool:
     """Whether some line of `data` is over MINIFIED_LINE_CHARS bytes (searched in C, one
-    bounded `find` per line)."""
+    bounded `find` per line) and its lines average over MINIFIED_AVERAGE_LINE_CHARS."""
     if len(data) <= MINIFIED_LINE_CHARS:
+        return False
+    if len(data) <= MINIFIED_AVERAGE_LINE_CHARS * (data.count(b"\n") + 1):
         return False
     start = 0
     end = len(data)
