@@ -130,6 +130,10 @@ class StatusReport:
     indexing: bool
     files_indexed: int
     files_by_language: dict[str, int]
+    symbols_by_language: dict[str, int]
+    syntax_errors: dict[str, int]
+    """Files per language whose parse had errors: outlined from tree-sitter's recovery,
+    so some of their definitions may be missing or cut."""
     skipped: dict[str, int]
     too_large: tuple[str, ...]
     ignored_dirs: int
@@ -388,6 +392,13 @@ class Engine:
         ws = self.workspace
         files = ws.files
         by_lang = Counter(f.language for f in files.values())
+        symbols_by_lang: Counter[str] = Counter()
+        errors_by_lang: Counter[str] = Counter()
+        for f in files.values():
+            if f.symbols:
+                symbols_by_lang[f.language] += f.symbols
+            if f.tokens_exact and f.outline.has_errors:
+                errors_by_lang[f.language] += 1
         stats = ws.stats
         watcher = self.watcher
         return StatusReport(
@@ -396,6 +407,8 @@ class Engine:
             indexing=ws.indexing or not ws.indexed_once.is_set(),  # not started yet is not "done"
             files_indexed=len(files),
             files_by_language=dict(sorted(by_lang.items())),
+            symbols_by_language=dict(sorted(symbols_by_lang.items())),
+            syntax_errors=dict(sorted(errors_by_lang.items())),
             skipped=dict(sorted(stats.skipped.items())),
             too_large=tuple(stats.too_large[:50]),
             ignored_dirs=stats.ignored_dirs,

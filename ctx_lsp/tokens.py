@@ -380,7 +380,7 @@ def cut_to_tokens(
 
     `line_tokens`, if given, are the exact counts of each line (with its newline) of a text
     whose lines' counts add up, also with the marker after them — a tier renderer's gutter
-    rows for a line-additive encoding (`tiers.RowCounts`), none of them blank. Then the
+    rows for a line-additive encoding (`row_counts.RowCounts`), none of them blank. Then the
     estimates are the real counts, and only the marker is tokenized: the same cut, found
     without a pass over the text (outlines cut to their cap re-counted ~10 K characters a
     Django query).

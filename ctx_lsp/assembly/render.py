@@ -16,21 +16,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from ctx_lsp.code.languages import language_for
 from ctx_lsp.history.messages import content_text
 from ctx_lsp.vocabulary import Format, Section
 
 TIER_NAMES = {1: "outline", 2: "focused", 3: "full"}
 
 _FENCE_LANG = {
-    ".py": "python",
-    ".pyi": "python",
     ".md": "markdown",
     ".toml": "toml",
     ".json": "json",
     ".yaml": "yaml",
     ".yml": "yaml",
-    ".js": "javascript",
-    ".ts": "typescript",
     ".sh": "bash",
     ".rst": "rst",
     ".cfg": "ini",
@@ -47,6 +44,10 @@ def _fence_for(content: str) -> str:
 
 
 def _lang(path: str) -> str:
+    """The fence label: a code file's language's (`LanguageSpec.fence`), else by suffix."""
+    spec = language_for(path)
+    if spec is not None:
+        return spec.fence
     dot = path.rfind(".")
     return _FENCE_LANG.get(path[dot:].lower(), "") if dot != -1 else ""
 

@@ -140,7 +140,11 @@ def status(args: argparse.Namespace) -> int:
     print(f"ctx-lsp {report.version} — {', '.join(report.folders)}")
     langs = ", ".join(f"{k} {v}" for k, v in report.files_by_language.items()) or "none"
     print(f"  files indexed : {report.files_indexed} ({langs})")
-    print(f"  symbols       : {report.symbols}")
+    by_language = ", ".join(f"{k} {v}" for k, v in report.symbols_by_language.items())
+    print(f"  symbols       : {report.symbols}" + (f" ({by_language})" if by_language else ""))
+    if report.syntax_errors:
+        errors = ", ".join(f"{k} {v}" for k, v in report.syntax_errors.items())
+        print(f"  syntax errors : {errors} (outlined from the parser's recovery)")
     print(f"  tokens        : {report.tokens} ({report.tokenizer})")
     skipped = ", ".join(f"{k} {v}" for k, v in report.skipped.items()) or "none"
     print(f"  skipped files : {skipped}; ignored directories: {report.ignored_dirs}")

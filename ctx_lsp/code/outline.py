@@ -6,9 +6,10 @@ calls each one makes, and identifier counts for the cross-file reference graph. 
 renderings (`tiers.py`) and the index work from it without parsing again, and the SQLite
 cache stores it through `outline_to_json` / `outline_from_json`.
 
-The extractors live beside it: `python.py` (tree-sitter) and `markdown.py` (headings).
-This module holds the types they build, plain text's outline and `outline_for`, which
-picks an extractor by suffix; it imports them lazily, since they build on this module.
+The extractors live beside it: the language layer (`languages/`: one module per language,
+tree-sitter) and `markdown.py` (headings). This module holds the types they build, plain
+text's outline and `outline_for`, which picks an extractor by the file's language; it
+imports them lazily, since they build on this module.
 """
 
 from __future__ import annotations
@@ -303,13 +304,12 @@ def outlines_kept_decoded(max_chars: int = DERIVING_OUTLINES_MAX_CHARS) -> Itera
         _DECODED.max_chars = limit
 
 
-PYTHON_SUFFIXES = (".py", ".pyi")
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")
 
 CONSTANT_TEXT_MAX_CHARS = 100
 """Constants show their first line only, cut here: a table literal must not eat the outline."""
 
-OUTLINE_JSON_VERSION = 1
+OUTLINE_JSON_VERSION = 2
 """Bumped whenever the JSON shape or the extraction changes, so cached outlines are redone."""
 
 
@@ -337,12 +337,13 @@ def outline_text(text: str) -> Outline:
 
 
 def outline_for(path: str, source: bytes) -> Outline:
-    """Outline by file suffix: Python, markdown, or plain text for anything else."""
-    lower = path.lower()
-    if lower.endswith(PYTHON_SUFFIXES):
-        from ctx_lsp.code.python import outline_python  # the extractors import this module
+    """Outline by the file's language (`code/languages/`), markdown, or plain text."""
+    from ctx_lsp.code.languages import language_for, outline_in  # the languages import this module
 
-        return outline_python(source)
+    spec = language_for(path, source)
+    if spec is not None:
+        return outline_in(spec, source)
+    lower = path.lower()
     text = decode_source(source)
     if lower.endswith(MARKDOWN_SUFFIXES):
         from ctx_lsp.code.markdown import outline_markdown

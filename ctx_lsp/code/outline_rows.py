@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import NamedTuple
 
+from ctx_lsp.code.languages import CONTAINER_KINDS, LanguageSpec, language_named
 from ctx_lsp.code.markdown import readable_lines
 from ctx_lsp.code.outline import Outline, Symbol
 from ctx_lsp.tokens import ellipsize
@@ -79,18 +80,29 @@ def _visible(symbols: Sequence[Symbol]) -> list[bool]:
             open_kinds.pop()
         shows = not open_kinds or open_kinds[-1][1]
         visible.append(shows)
-        open_kinds.append((symbol.depth, shows and symbol.kind == "class"))
+        open_kinds.append((symbol.depth, shows and symbol.kind in CONTAINER_KINDS))
     return visible
 
 
-def _module_doc_line(lines: Sequence[str]) -> int:
+def _module_doc_line(lines: Sequence[str], comment: str) -> int:
     """Line of the module docstring: the first line that is not blank, a comment or a
-    shebang (the docstring is the module's first statement)."""
+    shebang (Python's docstring is the module's first statement); in a language whose
+    module doc is a comment, the first line that is not blank or a shebang."""
+    hash_comments = comment.startswith("#")
     for number, line in enumerate(lines, 1):
         stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
+        if stripped and not stripped.startswith("#!") and not (hash_comments and stripped.startswith("#")):
             return number
     return 1
+
+
+_DOCUMENT_STYLE = LanguageSpec(name="", extensions=())
+"""How an outline of no registered language reads (plain text never has rows)."""
+
+
+def style_of(outline: Outline) -> LanguageSpec:
+    """The outline's language, for how its rows read (comments, headers, imports)."""
+    return language_named(outline.language) or _DOCUMENT_STYLE
 
 
 IMPORT_LINE_MAX_CHARS = 120
@@ -109,22 +121,25 @@ def _import_summary(outline: Outline) -> tuple[int, str] | None:
     parts: list[str] = []
     first_line = 0
     seen: set[tuple[int, str]] = set()
+    merge = style_of(outline).merge_imports
     for imp in outline.imports:
         if imp.module == "__future__" or (imp.line, imp.text) in seen:
             continue
         seen.add((imp.line, imp.text))
         first_line = first_line or imp.line
-        if imp.text.startswith("import ") and parts and parts[-1].startswith("import "):
+        if merge and imp.text.startswith("import ") and parts and parts[-1].startswith("import "):
             parts[-1] += ", " + imp.text[len("import ") :]
         elif imp.text not in parts:
             parts.append(imp.text)
     if not parts:
         return None
     text = "; ".join(parts)
-    return first_line, text if len(text) <= IMPORT_LINE_MAX_CHARS else _imported_modules(outline)
+    return first_line, text if len(text) <= IMPORT_LINE_MAX_CHARS else _imported_modules(
+        outline, style_of(outline).comment
+    )
 
 
-def _imported_modules(outline: Outline, limit: int = IMPORT_LINE_MAX_CHARS) -> str:
+def _imported_modules(outline: Outline, comment: str = "# ", limit: int = IMPORT_LINE_MAX_CHARS) -> str:
     """`# imports: ._models, ._config, httpcore, typing, …(+9 more)` within `limit`
     characters: module names without the names taken from them, the project's (relative)
     first, then other libraries, the standard library last — the ones an agent knows
@@ -138,7 +153,7 @@ def _imported_modules(outline: Outline, limit: int = IMPORT_LINE_MAX_CHARS) -> s
             root = name.split(".", 1)[0]
             modules.setdefault(name, 0 if name.startswith(".") else 2 if root in sys.stdlib_module_names else 1)
     ordered = sorted(modules, key=lambda name: modules[name])  # stable: source order within a group
-    head = "# imports: "
+    head = comment + "imports: "
     shown: list[str] = []
     for k, name in enumerate(ordered):
         rest = len(ordered) - k - 1
@@ -162,7 +177,7 @@ def _header_line(symbol: Symbol, lines: Sequence[str]) -> int:
     return min(symbol.start_line + len(symbol.decorators), max(symbol.end_line, symbol.start_line))
 
 
-def _symbol_rows(symbol: Symbol, lines: Sequence[str], unit: int) -> list[Row]:
+def _symbol_rows(symbol: Symbol, lines: Sequence[str], unit: int, style: LanguageSpec) -> list[Row]:
     header = _header_line(symbol, lines)
     decorator_lines = [
         number
@@ -175,12 +190,13 @@ def _symbol_rows(symbol: Symbol, lines: Sequence[str], unit: int) -> list[Row]:
     rows = [
         Row(number, indent + _cut_doc(decorator), False, unit)
         for number, decorator in zip(decorator_lines, symbol.decorators)
+        if not decorator.startswith(style.quiet_decorators)
     ]
-    colon = ":" if symbol.kind == "class" else ""
+    colon = style.header_end if symbol.kind in CONTAINER_KINDS else ""
     text = indent + symbol.signature + colon
-    short = indent + _short_signature(symbol.signature) + colon
+    short = indent + _short_signature(symbol.signature, name=symbol.name) + colon
     if symbol.doc:
-        text += "  # " + _cut_doc(symbol.doc)
+        text += "  " + style.comment + _cut_doc(symbol.doc)
     rows.append(Row(header, text, False, unit, short=short))
     rows[0] = rows[0]._replace(starts_symbol=True)
     return rows
@@ -194,12 +210,15 @@ agent pulls the rest with `ctx/symbol`). Measured (cold/open fn@8K, seed 0): 100
 `def` line shown whole counts; cut, it does not)."""
 
 
-def _short_signature(signature: str, limit: int = SHORT_SIGNATURE_CHARS) -> str:
-    """`def f(a: int, b: str, …) -> T` from a long signature; short ones unchanged."""
+def _short_signature(signature: str, limit: int = SHORT_SIGNATURE_CHARS, name: str = "") -> str:
+    """`def f(a: int, b: str, …) -> T` from a long signature; short ones unchanged. The
+    parameters are the first list after the definition's `name` (a Go method's receiver
+    comes before it), up to their matching `)` (Go's results may be a list too)."""
     if len(signature) <= limit:
         return signature
-    open_at = signature.find("(")
-    close_at = signature.rfind(")")
+    at = signature.find(name) if name else -1
+    open_at = _parameters_open(signature, at + len(name) if at >= 0 else 0)
+    close_at = _matching_paren(signature, open_at) if open_at >= 0 else -1
     if open_at < 0 or close_at < open_at:
         return ellipsize(signature, limit)
     tail = signature[close_at + 1 :]
@@ -220,6 +239,35 @@ def _short_signature(signature: str, limit: int = SHORT_SIGNATURE_CHARS) -> str:
     return head + joiner + tail
 
 
+def _parameters_open(text: str, start: int) -> int:
+    """The first `(` from `start` outside square brackets (`def f[T: (int, str)](x)`,
+    `func (s *Stack[T]) Push(v T)`); -1 if none."""
+    depth = 0
+    for i in range(start, len(text)):
+        ch = text[i]
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "(" and depth <= 0:
+            return i
+    return -1
+
+
+def _matching_paren(text: str, open_at: int) -> int:
+    """Index of the `)` closing the `(` at `open_at`, else the last `)`."""
+    depth = 0
+    for i in range(open_at, len(text)):
+        ch = text[i]
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return text.rfind(")")
+
+
 # Unit keys: what an outline over its cap keeps first (lowest key first).
 KEY_FOCUS = 0  # the symbols the request is about
 KEY_MODULE_DOC = 1  # one line that says what the file is for
@@ -231,7 +279,7 @@ KEY_MEMBER = 6  # members: the first of every class, then the second of every cl
 
 
 class Shape(NamedTuple):
-    """A unit of a Python outline before a request orders it: what `python_rows` needs to
+    """A unit of a Python outline before a request orders it: what `code_rows` needs to
     give it its key (the focus and the ranks are the request's; the rest is the file's)."""
 
     base_key: tuple
@@ -251,14 +299,16 @@ class Layout(NamedTuple):
     shapes: list[Shape]
 
 
-def python_layout(outline: Outline, lines: Sequence[str], compact: bool = False) -> Layout:
-    """The request-independent part of `python_rows`. `compact` (a repository map's)
+def code_layout(outline: Outline, lines: Sequence[str], compact: bool = False) -> Layout:
+    """The request-independent part of `code_rows`. `compact` (a repository map's)
     shows short signatures and leaves imports out."""
     rows: list[Row] = []
     shapes: list[Shape] = []
+    style = style_of(outline)
     if outline.docstring:
         shapes.append(Shape((KEY_MODULE_DOC,)))
-        rows.append(Row(_module_doc_line(lines), f'"""{_cut_doc(outline.docstring)}"""', unit=len(shapes) - 1))
+        doc = style.module_doc_format.format(_cut_doc(outline.docstring))
+        rows.append(Row(_module_doc_line(lines, style.comment), doc, unit=len(shapes) - 1))
     summary = None if compact else _import_summary(outline)
     if summary is not None:
         shapes.append(Shape((KEY_IMPORTS,)))
@@ -283,7 +333,7 @@ def python_layout(outline: Outline, lines: Sequence[str], compact: bool = False)
                 key = (KEY_MEMBER, symbol.depth, ordinal, symbol.start_line)
             shapes.append(Shape(key, parent, True, index))
             unit = len(shapes) - 1
-            symbol_rows = _symbol_rows(symbol, lines, unit)
+            symbol_rows = _symbol_rows(symbol, lines, unit, style)
             if compact:
                 symbol_rows = [row._replace(text=row.short) if row.short else row for row in symbol_rows]
             rows.extend(symbol_rows)
@@ -292,7 +342,7 @@ def python_layout(outline: Outline, lines: Sequence[str], compact: bool = False)
     return Layout(rows, shapes)
 
 
-def python_rows(
+def code_rows(
     outline: Outline,
     lines: Sequence[str] | Callable[[], Sequence[str]],
     focus: Collection[str],
@@ -302,12 +352,12 @@ def python_rows(
 ) -> tuple[list[Row], list[Unit]]:
     """Rows of a Python outline in line order, and their units keyed by what to keep first.
     `compact` (a repository map's) shows short signatures and leaves imports out, but for
-    the focused symbols. `layout` is `python_layout(outline, lines, compact)` if the caller
+    the focused symbols. `layout` is `code_layout(outline, lines, compact)` if the caller
     kept one; the rows returned may be its own list: never mutate them. `lines` may be a
     function giving them, called only if they are read (no layout, or focused symbols in
     a compact outline): a kept basis does not keep its lines."""
     if layout is None:
-        layout = python_layout(outline, lines() if callable(lines) else lines, compact)
+        layout = code_layout(outline, lines() if callable(lines) else lines, compact)
     focus_order = {name: i for i, name in enumerate(focus)}
     symbols = outline.symbols
     units: list[Unit] = []
@@ -327,7 +377,8 @@ def python_rows(
     rows = layout.rows
     if compact and focused:  # the request's own symbols keep their whole signature and docstring
         source = lines() if callable(lines) else lines
-        whole = {unit: _symbol_rows(symbols[layout.shapes[unit].symbol], source, unit) for unit in focused}
+        style = style_of(outline)
+        whole = {unit: _symbol_rows(symbols[layout.shapes[unit].symbol], source, unit, style) for unit in focused}
         rows = [row for row in rows if row.unit not in whole]
         rows.extend(row for symbol_rows in whole.values() for row in symbol_rows)
         rows.sort(key=lambda row: row.line)
@@ -464,7 +515,7 @@ def import_lines(outline: Outline, lines: Sequence[str]) -> list[int]:
         end, depth = start, 0
         while end <= len(lines):
             text = lines[end - 1]
-            depth += text.count("(") - text.count(")")
+            depth += text.count("(") + text.count("{") - text.count(")") - text.count("}")
             if depth <= 0 and not text.rstrip().endswith("\\"):
                 break
             end += 1

@@ -7,21 +7,22 @@ tier 3 is the file verbatim. Every rendering is cut to its token cap with
 `tokens.cut_to_tokens`, so `tokens` is a real count and never above the cap.
 
 What an outline shows, and which of its parts it keeps first, comes from
-`outline_rows.py`; this module fits those rows to a cap (estimating with per-row counts,
-pruning whole units, folding what it leaves out) and renders tier 3 and plain text.
+`outline_rows.py`; this module fits those rows to a cap (estimating with per-row counts
+from `row_counts.py`, pruning whole units, folding what it leaves out) and renders tier 3
+and plain text.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
-import threading
 import weakref
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 
+from ctx_lsp.code.languages import language_named
 from ctx_lsp.code.markdown import readable_markdown
 from ctx_lsp.code.outline import Outline, split_lines
 from ctx_lsp.code.outline_rows import (
@@ -30,12 +31,13 @@ from ctx_lsp.code.outline_rows import (
     Layout,
     Row,
     Unit,
+    code_layout,
+    code_rows,
     excerpt_name,
     focused_rows,
     markdown_rows,
-    python_layout,
-    python_rows,
 )
+from ctx_lsp.code.row_counts import GUTTER, row_counts
 from ctx_lsp.relevance import EXCERPT_SHARE
 from ctx_lsp.tokens import TokenCounter, cut_to_tokens
 from ctx_lsp.vocabulary import Rendering, Tier
@@ -44,10 +46,6 @@ __all__ = ["TIER_CAP_TOKENS", "FileBasis", "OutlineRenderer", "Rendering", "rend
 
 TIER_CAP_TOKENS: dict[Tier, int] = {Tier.OUTLINE: 1000, Tier.FOCUSED: 5000, Tier.FULL: 20000}
 """Default caps per tier (DESIGN: Concepts → Tiers)."""
-
-GUTTER = "│ "
-"""Between the right-aligned line number and the line; one token, unlike `: ` or `| `
-inside code, it cannot be mistaken for source."""
 
 
 def render(
@@ -121,7 +119,7 @@ class FileBasis:
         """`lines`: where to get the lines if the layout must be built (a renderer's)."""
         layout = self._layouts.get(compact)
         if layout is None:
-            layout = self._layouts[compact] = python_layout(self.outline, (lines or self.lines)(), compact)
+            layout = self._layouts[compact] = code_layout(self.outline, (lines or self.lines)(), compact)
         return layout
 
 
@@ -156,8 +154,11 @@ class OutlineRenderer:
         self.focus = tuple(focus)
         self.ranks = ranks or {}
         self.compact = compact
-        self._excerpts = excerpts if outline.language == "python" else ()
-        self.noun = "member" if outline.language == "python" else "subsection"
+        spec = language_named(outline.language)
+        self._excerpts = excerpts if spec is not None else ()
+        self.noun = "member" if spec is not None else "subsection"
+        self.comment = spec.comment if spec is not None else "# "
+        """How a fold note is commented (`# (+3 members)`, `// (+3 members)`)."""
         self.width = len(str(max(outline.line_count, 1)))
         self.whole_tokens = whole_tokens
         self._rows: tuple[list[Row], list[Unit]] | None = None
@@ -246,7 +247,7 @@ class OutlineRenderer:
                 self._rows = markdown_rows(self.outline)
             else:
                 layout = self.basis.layout(self.compact, self._split)
-                self._rows = python_rows(self.outline, self._split, self.focus, self.ranks, self.compact, layout)
+                self._rows = code_rows(self.outline, self._split, self.focus, self.ranks, self.compact, layout)
         return self._rows
 
     def _grouped(self, rows: list[Row]) -> RowGroups:
@@ -343,7 +344,7 @@ class OutlineRenderer:
                 return _outline_rendering(tier, content, exact, kept_rows, outline, True)
             target -= exact - cap  # the estimate was low: aim lower, with fewer units
             hi = k - 1
-        first = _pruned(self._grouped(rows), units, _closure(order[:1], units), noun)
+        first = _pruned(self._grouped(rows), units, _closure(order[:1], units), noun, self.comment)
         content, breaks = _content(first, self.width)
         return _cut_rendering(tier, content, breaks, first, outline, counter, cap, self.width, pruned=True)
 
@@ -362,7 +363,7 @@ class OutlineRenderer:
         k = bisect_right(cumulative, target, 0, min(hi + 1, len(cumulative))) - 1
         if k <= 0:
             return 0, []
-        return k, _pruned(self._grouped(rows), units, _closure(order[:k], units), self.noun)
+        return k, _pruned(self._grouped(rows), units, _closure(order[:k], units), self.noun, self.comment)
 
 
 class RowGroups:
@@ -438,147 +439,6 @@ def _without_excerpts(result: Rendering) -> Rendering:
     if not any(name.startswith(EXCERPT_MARK) for name in result.shown_symbols):
         return result
     return replace(result, shown_symbols=tuple(n for n in result.shown_symbols if not n.startswith(EXCERPT_MARK)))
-
-
-LINE_ADDITIVE_ENCODINGS = frozenset({"o200k_base", "cl100k_base"})
-"""Encodings whose count of rendered rows is the sum of the rows' counts. Their
-pre-tokenizer never makes a piece that runs past a newline into text after it (`\\s*[\\r\\n]+`
-comes before `\\s+(?!\\S)` in both patterns), and a row ends in one newline while the next
-begins with a digit or a space: so an outline's exact count is a few dictionary lookups
-instead of a tokenizer pass (`tests/code/test_tiers.py` checks the identity on arbitrary
-text). The heuristic counter rounds up per call, so it is not additive."""
-ROW_TEXT_COUNTS_MAX_BYTES = 8 << 20
-"""Bound of the process-wide counts of row texts (`RowCounts`), in estimated bytes. The
-scale bench's whole session on Django counts ~30,000 distinct texts (1.6 M characters,
-~5 MB counted this way), so a server session never evicts; a long one over a big
-workspace keeps the newest texts, half the bound, when full."""
-ROW_TEXT_ENTRY_BYTES = 100
-"""Estimated bytes a kept text costs besides its characters: its string header (49) and
-its dictionary slot, when no file basis holds the same string."""
-GUTTER_COUNTS_MAX = 1 << 16
-"""Gutters kept per width: line numbers repeat across files, and a file's rows are
-rendered from a few thousand of them; a width whose numbers pass this starts over."""
-
-
-def _gutter(width: int, number: int) -> str:
-    """A row's gutter up to its bar; the rest of the row is `_row_text`'s. `GUTTER` is
-    the bar and one space, so the two parts joined are the row `_content` renders."""
-    return f"{number:>{width}}{GUTTER[:-1]}" if number else f"{'':>{width}}{GUTTER[:-1]}"
-
-
-def _row_text(text: str) -> str:
-    return f"{GUTTER[-1]}{text}\n"
-
-
-class RowCounts:
-    """Tokens of rendered rows, counted by their parts — the gutter (`_gutter`) and the
-    text after it (`_row_text`) — for one line-additive encoding, shared by every file
-    of the process.
-
-    The split is exact for these encodings: the bar is a piece of its own for their
-    pre-tokenizers (no piece runs from a symbol across the space after it, and a digit
-    never joins a symbol), so a row's count is its gutter's plus its text's
-    (`tests/code/test_line_counts.py` checks it on arbitrary text; every distinct line
-    of Django and the stdlib agreed, both encodings). Keyed by text, a line is counted
-    once whatever its number or file: a new query on Django counted ~1,000 rows, and
-    half of them were texts already counted in other files (`def __init__(self):`,
-    `return None`, imports, decorators).
-
-    Safe to share between threads without a lock on the read path: counting the same
-    text twice gives the same count, and eviction replaces the dictionary instead of
-    deleting from it, so a reader holding the old one still finds what it had."""
-
-    def __init__(self, counter: TokenCounter, max_bytes: int = ROW_TEXT_COUNTS_MAX_BYTES):
-        self.counter = counter
-        self.max_bytes = max_bytes
-        self._texts: dict[str, int] = {}
-        self._bytes = 0
-        self._gutters: dict[int, dict[int, int]] = {}
-        self._lock = threading.Lock()
-
-    def tokens(self, width: int, numbers: Sequence[int], texts: Sequence[str]) -> int:
-        """Tokens of the rows `numbers[i]`, `texts[i]` as rendered at `width` and joined."""
-        return self._text_tokens(texts) + self._gutter_tokens(width, numbers)
-
-    def each(self, width: int, numbers: Sequence[int], texts: Sequence[str]) -> list[int]:
-        """Tokens of each row, as `tokens` sums them."""
-        text_counts, gutter_counts = self._text_counts(texts), self._gutter_counts(width, numbers)
-        return [text_counts[t] + gutter_counts[n] for n, t in zip(numbers, texts)]
-
-    def _text_tokens(self, texts: Sequence[str]) -> int:
-        try:
-            return sum(map(self._texts.__getitem__, texts))
-        except KeyError:
-            return sum(map(self._text_counts(texts).__getitem__, texts))
-
-    def _text_counts(self, texts: Sequence[str]) -> Mapping[str, int]:
-        """A mapping holding the count of every one of `texts`, counting the missing ones."""
-        counts = self._texts
-        unique = dict.fromkeys(texts)
-        missing = [t for t in unique if t not in counts]
-        if not missing:
-            return counts
-        fresh = dict(zip(missing, self.counter.count_many([_row_text(t) for t in missing])))
-        self._keep(fresh)
-        # Not `counts` updated: it may have been replaced by a smaller dict meanwhile.
-        return {t: fresh[t] if t in fresh else counts[t] for t in unique}
-
-    def _keep(self, fresh: dict[str, int]) -> None:
-        with self._lock:
-            texts = self._texts
-            texts.update(fresh)
-            self._bytes += sum(len(t) for t in fresh) + ROW_TEXT_ENTRY_BYTES * len(fresh)
-            if self._bytes > self.max_bytes:  # keep the newest half of the bound, in a new dict (see the class)
-                newest: list[tuple[str, int]] = []
-                size = 0
-                for text in reversed(texts):
-                    size += len(text) + ROW_TEXT_ENTRY_BYTES
-                    if size > self.max_bytes // 2:
-                        break
-                    newest.append((text, texts[text]))
-                self._texts = dict(reversed(newest))
-                self._bytes = sum(len(t) for t, _ in newest) + ROW_TEXT_ENTRY_BYTES * len(newest)
-
-    def _gutter_tokens(self, width: int, numbers: Sequence[int]) -> int:
-        counts = self._gutters.get(width)
-        if counts is not None:
-            try:
-                return sum(map(counts.__getitem__, numbers))
-            except KeyError:
-                pass
-        return sum(map(self._gutter_counts(width, numbers).__getitem__, numbers))
-
-    def _gutter_counts(self, width: int, numbers: Sequence[int]) -> Mapping[int, int]:
-        """A mapping holding the count of the gutter of every one of `numbers` at `width`."""
-        counts = self._gutters.get(width)
-        if counts is None:
-            counts = self._gutters.setdefault(width, {})
-        unique = dict.fromkeys(numbers)
-        missing = [n for n in unique if n not in counts]
-        if not missing:
-            return counts
-        fresh = dict(zip(missing, self.counter.count_many([_gutter(width, n) for n in missing])))
-        with self._lock:
-            if len(counts) + len(fresh) > GUTTER_COUNTS_MAX:
-                self._gutters[width] = {}  # readers holding the old dict keep it whole
-            self._gutters[width].update(fresh)
-        return {n: fresh[n] if n in fresh else counts[n] for n in unique}
-
-
-_ROW_COUNTS: dict[TokenCounter, RowCounts] = {}
-_ROW_COUNTS_LOCK = threading.Lock()
-
-
-def row_counts(counter: TokenCounter) -> RowCounts | None:
-    """The process's shared row counts for `counter`, or None if its rows cannot be
-    counted by their parts (an encoding outside LINE_ADDITIVE_ENCODINGS)."""
-    if counter.name not in LINE_ADDITIVE_ENCODINGS:
-        return None
-    shared = _ROW_COUNTS.get(counter)
-    if shared is None:
-        with _ROW_COUNTS_LOCK:
-            shared = _ROW_COUNTS.setdefault(counter, RowCounts(counter))
-    return shared
 
 
 ESTIMATE_CHUNK_ROWS = 64
@@ -683,7 +543,7 @@ def _closure(order: Sequence[int], units: Sequence[Unit]) -> set[int]:
     return kept
 
 
-def _pruned(groups: RowGroups, units: Sequence[Unit], kept: set[int], noun: str) -> list[Row]:
+def _pruned(groups: RowGroups, units: Sequence[Unit], kept: set[int], noun: str, comment: str = "# ") -> list[Row]:
     """The rows of the kept units (`groups`: each unit's rows with their positions, from
     `OutlineRenderer._grouped`), compact (short signatures, no docstrings) but for the
     request's own symbols. A kept outline row of a symbol with left-out members
@@ -714,8 +574,9 @@ def _pruned(groups: RowGroups, units: Sequence[Unit], kept: set[int], noun: str)
             continue
         row = out[index]
         note = f"(+{count} {noun}{'' if count == 1 else 's'})"
-        commented = "  # " in row.text or row.text.startswith("#")
-        out[index] = row._replace(text=f"{row.text} {note}" if commented else f"{row.text}  # {note}")
+        marker = comment.rstrip()
+        commented = f"  {marker} " in row.text or row.text.startswith(marker)
+        out[index] = row._replace(text=f"{row.text} {note}" if commented else f"{row.text}  {comment}{note}")
     if hidden_top:
         out.append(Row(0, f"… {hidden_top} more definition{'' if hidden_top == 1 else 's'} not shown"))
     return out

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from ctx_lsp.code.languages import language_named
 from ctx_lsp.code.outline import Outline, split_lines
 from ctx_lsp.code.outline_rows import RANK_FLOOR
 from ctx_lsp.code.tiers import FileBasis, OutlineRenderer
@@ -281,7 +282,7 @@ def _once(fn: Callable[[], T]) -> Callable[[], T]:
 
 
 def rank_order(ranks: Mapping[str, float]) -> tuple[tuple[str, ...], ...]:
-    """All an outline takes from ranks (`outline_rows.python_rows`): which names are ranked
+    """All an outline takes from ranks (`outline_rows.code_rows`): which names are ranked
     and in what order, ties together (the file's line order breaks them). The values
     differ with every task (a file's score scales them all), the order mostly does not, so
     renderings keyed by the order are shared across tasks: a map shows the same hub files'
@@ -331,7 +332,7 @@ def file_candidate(
     """
     workspace, counter, focus = ctx.workspace, ctx.counter, tuple(focus)
     # Markdown is shown readable (HTML dropped), so its count on disk is not what renders.
-    whole_tokens = entry.tokens if entry.language == "python" and entry.tokens_exact else None
+    whole_tokens = entry.tokens if language_named(entry.language) is not None and entry.tokens_exact else None
     version = (entry.abs_path, entry.hash, entry.overlay_version)
 
     @_once

@@ -15,6 +15,8 @@ from __future__ import annotations
 import posixpath
 import re
 
+from ctx_lsp.code.languages import language_for
+
 __all__ = ["is_changelog", "is_test_path", "mentions_tests", "wants_changelog"]
 
 PROSE_SUFFIXES = frozenset({"", ".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".rdoc"})
@@ -73,15 +75,22 @@ def wants_changelog(query: str) -> bool:
 
 def is_test_path(path: str) -> bool:
     """Whether a workspace-relative path (with `/`) is a test module: under a `test(s)` or
-    `testing` folder, `test_*`, `*_test(s).py` or `conftest.py`."""
+    `testing` folder, `test_*`, `*_test(s).py` or `conftest.py`, or named or placed as its
+    language says tests are (`LanguageSpec.test_suffixes`, `test_dirs`: `x.test.ts`,
+    `x_test.go`, `FooTest.java`, `__tests__/`)."""
     parts = path.lower().split("/")
     name = parts[-1]
-    return (
+    if (
         any(p in ("test", "tests", "testing") for p in parts[:-1])
         or name.startswith("test_")
         or name.endswith(("_test.py", "_tests.py"))
         or name == "conftest.py"
-    )
+    ):
+        return True
+    spec = language_for(path)
+    if spec is None:
+        return False
+    return path.rsplit("/", 1)[-1].endswith(spec.test_suffixes) or any(p in spec.test_dirs for p in parts[:-1])
 
 
 def mentions_tests(query: str) -> bool:

@@ -12,6 +12,7 @@ import difflib
 import time
 from collections.abc import Mapping
 
+from ctx_lsp.code.languages import CONTAINER_KINDS
 from ctx_lsp.code.outline import Outline
 from ctx_lsp.contributors.base import AssemblyContext, WorkingFile, file_candidate, precomputed
 from ctx_lsp.contributors.kinds import is_test_path, mentions_tests
@@ -146,7 +147,10 @@ def _methods(outline: Outline, qualname: str) -> list[str]:
     return [
         s.qualname
         for s in outline.symbols
-        if s.kind != "class" and s.parent == qualname and s.qualname.startswith(prefix) and not s.name.startswith("__")
+        if s.kind not in CONTAINER_KINDS
+        and s.parent == qualname
+        and s.qualname.startswith(prefix)
+        and not s.name.startswith("__")
     ]
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from ctx_lsp.code.python import python_parser
+from ctx_lsp.code.languages.python import python_parser
 from ctx_lsp.docs.sections import Block, Draft, Kind, drafts_from_blocks, split_blocks
 from ctx_lsp.tokens import ellipsize
 

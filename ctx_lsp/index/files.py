@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from ctx_lsp.code.outline import PYTHON_SUFFIXES, Outline, outline_for, outline_from_json, outline_to_json
-from ctx_lsp.code.python import outline_python_json
+from ctx_lsp.code.languages import language_for, language_named, outline_in
+from ctx_lsp.code.outline import Outline, outline_for, outline_from_json, outline_to_json
 from ctx_lsp.errors import OutsideWorkspace
 from ctx_lsp.gate import Refused, read_file
 from ctx_lsp.index.scan import SkipReason, looks_binary
@@ -35,7 +36,7 @@ class IndexedFile:
     rel_path: str  # posix, relative to root
     path: str  # display path: rel_path, prefixed by the folder name in multi-root workspaces
     abs_path: str
-    language: str  # "python" | "markdown" | "text"
+    language: str  # a language of `code/languages/` ("python", "typescript", ...), "markdown" or "text"
     size: int
     mtime_ns: int
     hash: str
@@ -58,13 +59,47 @@ class IndexedFile:
 
     @property
     def tokens_exact(self) -> bool:
-        return self.language in EXACT_TOKEN_LANGUAGES
+        return counted_exactly(self.language)
 
 
-EXACT_TOKEN_LANGUAGES = frozenset({"python", "markdown"})
-"""Code and docs are counted exactly at index time. Other text (translations, data,
-templates) is estimated at chars/4: it is shown whole-or-nothing and counted for real
-when rendered, and exact counts of megabytes of .po files cost seconds of a cold index."""
+MARKDOWN_LANGUAGE = "markdown"
+
+
+def counted_exactly(language: str) -> bool:
+    """Code (every registered language) and docs are counted exactly at index time. Other
+    text (translations, data, templates) is estimated at chars/4: it is shown
+    whole-or-nothing and counted for real when rendered, and exact counts of megabytes of
+    .po files cost seconds of a cold index."""
+    return language == MARKDOWN_LANGUAGE or language_named(language) is not None
+
+
+MINIFIED_LINE_CHARS = 5000
+"""A code file with a line longer than this, and long lines on the whole, is minified or
+generated (a bundle, a vendored build): listed in status as `minified`, never parsed. A
+1.2 MB one-line bundle costs ~2 s to parse and query and yields ~20,000 junk definitions
+(NOTES-ENV §10); the longest hand-written lines are a few hundred characters."""
+MINIFIED_AVERAGE_LINE_CHARS = 200
+"""...and its lines average more than this: a hand-written component with one inlined
+6 KB data URL among 300 ordinary lines is code to outline, not a bundle."""
+
+
+def is_minified(data: bytes) -> bool:
+    """Whether some line of `data` is over MINIFIED_LINE_CHARS bytes (searched in C, one
+    bounded `find` per line) and its lines average over MINIFIED_AVERAGE_LINE_CHARS."""
+    if len(data) <= MINIFIED_LINE_CHARS:
+        return False
+    if len(data) <= MINIFIED_AVERAGE_LINE_CHARS * (data.count(b"\n") + 1):
+        return False
+    start = 0
+    end = len(data)
+    while start < end:
+        newline = data.find(b"\n", start, start + MINIFIED_LINE_CHARS + 1)
+        if newline < 0:
+            return end - start > MINIFIED_LINE_CHARS
+        start = newline + 1
+    return False
+
+
 CHARS_PER_TOKEN_ESTIMATE = 4
 
 
@@ -80,16 +115,21 @@ def decode(data: bytes) -> tuple[str, bool]:
         return data.decode("utf-8", errors="replace"), True
 
 
-def analyse(rel_path: str, data: bytes, size: int, mtime_ns: int, counter: TokenCounter) -> StoredFile | None:
-    """Outline and count one file's bytes for the cache; None if the content is binary."""
-    analysis = analyse_uncounted(rel_path, data, size, mtime_ns)
+def analyse(
+    rel_path: str, data: bytes, size: int, mtime_ns: int, counter: TokenCounter, abs_path: str | None = None
+) -> StoredFile | None:
+    """Outline and count one file's bytes for the cache; None if the content is binary.
+    `abs_path` lets a language's evidence look beside the file (a `.h` among `.cpp`s)."""
+    analysis = analyse_uncounted(rel_path, data, size, mtime_ns, abs_path)
     if analysis is None:
         return None
     row, text = analysis
     return row if text is None else replace(row, tokens=counter.count(text))
 
 
-def analyse_uncounted(rel_path: str, data: bytes, size: int, mtime_ns: int) -> tuple[StoredFile, str | None] | None:
+def analyse_uncounted(
+    rel_path: str, data: bytes, size: int, mtime_ns: int, abs_path: str | None = None
+) -> tuple[StoredFile, str | None] | None:
     """`analyse` without the exact token count: the row's `tokens` is 0 when the second
     value is text still to be counted (code and docs), and final otherwise. Worker
     processes of a cold index stop here and the indexing process counts, with the encoding
@@ -98,10 +138,11 @@ def analyse_uncounted(rel_path: str, data: bytes, size: int, mtime_ns: int) -> t
         return None
     text, replaced = decode(data)
     source = data if not replaced else text.encode("utf-8")
-    if rel_path.lower().endswith(PYTHON_SUFFIXES):  # as `outline_for` decides
-        outline_json, line_count, symbols = outline_python_json(source)
-        return _row(rel_path, data, size, mtime_ns, text, replaced, "python", line_count, symbols, outline_json)
-    outline = outline_for(rel_path, source)
+    spec = language_for(abs_path or rel_path, source)  # as `outline_for` decides, with the folder
+    if spec is not None and spec.outline_json is not None:
+        outline_json, line_count, symbols = spec.outline_json(source)
+        return _row(rel_path, data, size, mtime_ns, text, replaced, spec.name, line_count, symbols, outline_json)
+    outline = outline_in(spec, source) if spec is not None else outline_for(rel_path, source)
     return _row(
         rel_path,
         data,
@@ -117,7 +158,7 @@ def analyse_uncounted(rel_path: str, data: bytes, size: int, mtime_ns: int) -> t
 
 
 def analyse_outline(
-    rel_path: str, data: bytes, size: int, mtime_ns: int, counter: TokenCounter
+    rel_path: str, data: bytes, size: int, mtime_ns: int, counter: TokenCounter, abs_path: str | None = None
 ) -> tuple[StoredFile, Outline] | None:
     """`analyse` for text that is never stored (an editor buffer): the outline is handed
     over as built and the row's `outline_json` is left empty. Encoding it only for the
@@ -126,7 +167,9 @@ def analyse_outline(
     if looks_binary(data):
         return None
     text, replaced = decode(data)
-    outline = outline_for(rel_path, data if not replaced else text.encode("utf-8"))
+    source = data if not replaced else text.encode("utf-8")
+    spec = language_for(abs_path or rel_path, source)
+    outline = outline_in(spec, source) if spec is not None else outline_for(rel_path, source)
     row, uncounted = _row(
         rel_path, data, size, mtime_ns, text, replaced, outline.language, outline.line_count, len(outline.symbols), ""
     )
@@ -147,7 +190,7 @@ def _row(
 ) -> tuple[StoredFile, str | None]:
     """A file's row, and its text if its language is counted exactly (then the row's
     `tokens` is 0 until counted; otherwise it is the estimate and no text is returned)."""
-    exact = language in EXACT_TOKEN_LANGUAGES
+    exact = counted_exactly(language)
     row = StoredFile(
         rel_path=rel_path,
         size=size,
@@ -175,13 +218,57 @@ SECRET_LANGUAGE = "secret"
 """Stored rows for files found to hold a private key by content: kept out like binaries,
 and not re-read on a warm start."""
 
-UNINDEXED_LANGUAGES = {BINARY_LANGUAGE: SkipReason.BINARY, SECRET_LANGUAGE: SkipReason.SECRET}
+GENERATED_HEADER_BYTES = 1024
+_GENERATED_MARK = re.compile(
+    rb"^\W*(?:Code generated .*DO NOT EDIT|@generated\b|Generated by .*DO NOT EDIT|Autogenerated .*do not edit)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""The markers code generators put in a file's first lines (Go's `// Code generated ...
+DO NOT EDIT.`, `@generated`, protobuf's `Generated by the protocol buffer compiler. DO
+NOT EDIT!`): a 10,000-line `.pb.go` is thousands of symbols nobody edits."""
+
+
+def is_generated(data: bytes) -> bool:
+    """Whether the file's first lines say a tool wrote it."""
+    return _GENERATED_MARK.search(data, 0, GENERATED_HEADER_BYTES) is not None
+
+
+MINIFIED_LANGUAGE = "minified"
+"""Stored rows for code files found minified by content (`is_minified`): kept out like
+binaries, and not re-read on a warm start."""
+
+GENERATED_LANGUAGE = "generated"
+"""Stored rows for code files that say a tool generated them (`is_generated`)."""
+
+UNINDEXED_LANGUAGES = {
+    BINARY_LANGUAGE: SkipReason.BINARY,
+    SECRET_LANGUAGE: SkipReason.SECRET,
+    MINIFIED_LANGUAGE: SkipReason.MINIFIED,
+    GENERATED_LANGUAGE: SkipReason.GENERATED,
+}
 """Languages of cached rows that stand for a file kept out of the index, and the reason."""
 
 
 def secret_row(rel_path: str, data: bytes, mtime_ns: int, kind: str) -> StoredFile:
     """A file kept out as a credential store by its content; `masked` holds its kind."""
     return StoredFile(rel_path, len(data), mtime_ns, content_hash(data), SECRET_LANGUAGE, 0, 0, 0, False, "", kind)
+
+
+def machine_row(rel_path: str, data: bytes, mtime_ns: int, language: str) -> StoredFile:
+    """The stored row of a file kept out as minified or generated."""
+    return StoredFile(rel_path, len(data), mtime_ns, content_hash(data), language, 0, 0, 0, False, "")
+
+
+def machine_written(rel_path: str, data: bytes) -> str | None:
+    """For a file of a registered language that a machine wrote, why it is kept out
+    (`minified`, `generated`); None for code people write."""
+    if language_for(rel_path) is None:
+        return None
+    if is_minified(data):
+        return MINIFIED_LANGUAGE
+    if is_generated(data):
+        return GENERATED_LANGUAGE
+    return None
 
 
 def to_indexed(row: StoredFile, root: str, abs_path: str, display: str, outline: Outline | None = None) -> IndexedFile:
@@ -257,14 +344,17 @@ def read_and_analyse(job: ReadJob, encoding: str | None) -> ReadOutcome:
         if kind is not None:
             return ReadOutcome(secret_row(rel_path, data, mtime_ns, kind), SkipReason.SECRET)
         data, masked = mask_tokens(data)
+    machine = machine_written(rel_path, data)
+    if machine is not None:
+        return ReadOutcome(machine_row(rel_path, data, mtime_ns, machine), UNINDEXED_LANGUAGES[machine])
     uncounted: str | None = None
     try:
         if encoding is None:
-            analysis = analyse_uncounted(rel_path, data, size, mtime_ns)
+            analysis = analyse_uncounted(rel_path, data, size, mtime_ns, job.abs_path)
             row = None if analysis is None else analysis[0]
             uncounted = None if analysis is None else analysis[1]
         else:
-            row = analyse(rel_path, data, size, mtime_ns, counter_for(encoding))
+            row = analyse(rel_path, data, size, mtime_ns, counter_for(encoding), job.abs_path)
     except Exception as err:
         return ReadOutcome(None, "unparsable", f"{rel_path}: {type(err).__name__}: {err}")
     if row is None:

@@ -401,7 +401,7 @@ class Indexer:
         counter = counter_for(self.config.tokenizer)
         display = self._folders.display_path(location.folder, location.rel)
         root = str(location.folder.root)
-        analysis = analyse_outline(location.rel, data, len(data), mtime_ns, counter)
+        analysis = analyse_outline(location.rel, data, len(data), mtime_ns, counter, location.abs_path)
         if analysis is not None:
             row, outline = analysis
             return to_indexed(row, root, location.abs_path, display, outline)

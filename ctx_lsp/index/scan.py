@@ -62,6 +62,12 @@ DEFAULT_IGNORED_DIRS = frozenset(
         ".idea",
         ".gradle",
         "target",
+        "vendor",
+        ".next",
+        ".nuxt",
+        ".svelte-kit",
+        ".turbo",
+        ".parcel-cache",
     }
 )
 """Directories that are never context for an agent, whatever .gitignore says."""
@@ -76,11 +82,23 @@ DEFAULT_IGNORED_SUFFIXES = (
     ".a",
     ".class",
     ".min.js",
+    ".min.mjs",
+    ".min.cjs",
     ".min.css",
     ".map",
     ".lock",
 )
-DEFAULT_IGNORED_NAMES = frozenset({"package-lock.json", ".coverage", ".DS_Store"})
+DEFAULT_IGNORED_NAMES = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "pnpm-lock.yaml",
+        "bun.lockb",
+        "go.sum",
+        ".coverage",
+        ".DS_Store",
+    }
+)
 """Generated or machine-only files: minified bundles, lock files, compiled objects. Checked
 by name, not through pathspec: this runs for every file of every scan."""
 
@@ -167,6 +185,10 @@ class SkipReason:
     UNREADABLE = "unreadable"
     NOT_A_FILE = "not_a_file"
     SECRET = "secret"
+    MINIFIED = "minified"
+    GENERATED = "generated"
+    """Code that says a tool wrote it (`// Code generated ... DO NOT EDIT.`): not parsed."""
+    """Code with a line over thousands of characters: generated or minified, not parsed."""
     CHANGED = "changed"
     """Replaced (by a link, a FIFO) between being listed and being read."""
 

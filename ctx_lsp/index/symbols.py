@@ -24,11 +24,11 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ctx_lsp.code.languages import CONTAINER_KINDS, language_for, language_named
 from ctx_lsp.code.outline import Outline, split_lines
 from ctx_lsp.errors import CtxError, NotFound
 from ctx_lsp.index.changes import ChangeQueue
 from ctx_lsp.index.files import IndexedFile
-from ctx_lsp.index.graph.modules import module_names
 from ctx_lsp.index.workspace import Workspace
 from ctx_lsp.tokens import ELLIPSIS, TokenCounter, cut_to_tokens
 from ctx_lsp.vocabulary import LineRange, SymbolMatch, SymbolRequest, SymbolResult
@@ -63,9 +63,8 @@ names of similar length stay below 0.5."""
 SUGGEST_TOKENS_STEP = 100
 """A suggested `max_tokens` is rounded up to this, so it reads as a choice, not a count."""
 
-FENCE_LANGUAGES = {".py": "python", ".pyi": "python", ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown"}
-COMMENT_PREFIX = {"python": "# "}
-"""Marker lines inside code read as comments, so a cut body still looks like the language."""
+DOCUMENT_FENCES = {".md": "markdown", ".markdown": "markdown", ".mdx": "markdown"}
+"""Fences of documents; a language's comes from its spec (`LanguageSpec.fence`)."""
 
 
 # ---------------------------------------------------------------- which files define a name
@@ -175,17 +174,19 @@ def _matches(entry: IndexedFile, name: str, keys: Collection[str]) -> Iterator[F
 
     def module_qualified(qualname: str) -> bool:
         nonlocal prefixes
-        if "." not in name or entry.language != "python":
+        if "." not in name:
             return False
         if prefixes is None:
-            prefixes = tuple(m + "." for m in module_names(entry.rel_path)[0])
+            spec = language_named(entry.language)
+            names = spec.module_names(entry.rel_path) if spec is not None and spec.module_names is not None else ()
+            prefixes = tuple(m + "." for m in names)
         return any(name.startswith(p) and name[len(p) :] == qualname for p in prefixes)
 
     seen: dict[str, int] = {}
     classes: set[str] = set()
     for sym in outline.symbols:
         occurrence = seen[sym.qualname] = seen.get(sym.qualname, -1) + 1
-        if sym.kind == "class":
+        if sym.kind in CONTAINER_KINDS:
             classes.add(sym.qualname)
         if sym.name not in keys:
             continue
@@ -370,23 +371,27 @@ def _statement_end(lines: Sequence[str], start: int) -> int:
 
 
 def _members(found: Found, outline: Outline) -> list[tuple[int, str]]:
-    """(start line, name) of a definition's direct members (a class's methods)."""
+    """(start line, name) of a definition's direct members (a class's methods; a Go type's
+    methods, which stand outside its lines)."""
     return [(s.start_line, s.name) for s in outline.symbols if s.parent == found.qualname and s.kind != "heading"]
 
 
 def _member_starts(found: Found, outline: Outline) -> list[int]:
     """Where a cut may land cleanly: 0-based lines of the body where a member starts."""
-    return [line - found.start_line for line, _ in _members(found, outline) if line > found.start_line]
+    return [
+        line - found.start_line for line, _ in _members(found, outline) if found.start_line < line <= found.end_line
+    ]
 
 
 def _marker(found: Found, outline: Outline, whole_tokens: int) -> Callable[[int], str]:
     """The line that ends a cut body: what is missing and how to get it."""
-    prefix = COMMENT_PREFIX.get(found.entry.language, "")
+    spec = language_named(found.entry.language)
+    prefix = spec.comment if spec is not None else ""  # a cut body still reads as its language
     members = _members(found, outline)
 
     def marker(omitted: int) -> str:
         first = found.end_line - omitted + 1
-        missing = [name for line, name in members if line >= first]
+        missing = [name for line, name in members if first <= line <= found.end_line]
         shown = f"; members: {', '.join(missing[:4])}{f', +{len(missing) - 4}' if len(missing) > 4 else ''}"
         if whole_tokens <= MAX_TOKENS_CAP:
             how = f"ask again with max_tokens={min(MAX_TOKENS_CAP, _round_up(whole_tokens))} for all of it"
@@ -494,7 +499,8 @@ def render_markdown(result: SymbolResult, *, with_note: bool = True) -> str:
             parts.append(f"{heading}\n\n`{m.signature}`\n")
             continue
         fence = "`" * max(3, _longest_backtick_run(m.body) + 1)
-        language = FENCE_LANGUAGES.get(Path(m.path).suffix.lower(), "")
+        spec = language_for(m.path)
+        language = spec.fence if spec is not None else DOCUMENT_FENCES.get(Path(m.path).suffix.lower(), "")
         body = m.body if m.body.endswith("\n") else m.body + "\n"
         parts.append(f"{heading}\n\n{fence}{language}\n{body}{fence}\n")
     if with_note and result.note:

@@ -175,7 +175,9 @@ def status_text(report: StatusReport) -> str:
     lines = [
         f"ctx-lsp {report.version}: {', '.join(report.folders)}",
         f"indexing: {'in progress' if report.indexing else 'done'}; files indexed: {report.files_indexed} ({langs})",
-        f"symbols: {report.symbols}; tokens: {report.tokens} ({report.tokenizer})",
+        f"symbols: {report.symbols}"
+        + (f" ({', '.join(f'{k} {v}' for k, v in report.symbols_by_language.items())})" if report.symbols else "")
+        + f"; tokens: {report.tokens} ({report.tokenizer})",
         f"skipped files: {skipped}; ignored directories: {report.ignored_dirs}",
         f"watcher: {report.watcher.state}" + (f" ({report.watcher.error})" if report.watcher.error else ""),
         *(f"problem: {p}" for p in report.problems[:10]),
@@ -193,6 +195,8 @@ def status_summary(report: StatusReport) -> dict[str, Any]:
         "files_by_language": report.files_by_language,
         "skipped": report.skipped,
         "symbols": report.symbols,
+        "symbols_by_language": report.symbols_by_language,
+        "syntax_errors": report.syntax_errors,
         "tokens": report.tokens,
         "tokenizer": report.tokenizer,
         "watcher": report.watcher.state,

@@ -6,8 +6,8 @@ import textwrap
 
 import pytest
 
+from ctx_lsp.code.languages.python import outline_python
 from ctx_lsp.code.outline import Outline
-from ctx_lsp.code.python import outline_python
 
 SAMPLE = textwrap.dedent(
     '''\

@@ -1,4 +1,4 @@
-"""Row token counts kept by text, whatever the line number (`tiers.RowCounts`, issue 11).
+"""Row token counts kept by text, whatever the line number (`row_counts.RowCounts`, issue 11).
 
 The identity they rest on is checked here on arbitrary text: for the line-additive
 encodings a rendered row's count is its gutter's plus its text's, so a text is counted once
@@ -12,15 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx_lsp.code.outline_rows import Row
-from ctx_lsp.code.tiers import (
-    GUTTER,
-    LINE_ADDITIVE_ENCODINGS,
-    RowCounts,
-    _content,
-    _gutter,
-    _row_text,
-    row_counts,
-)
+from ctx_lsp.code.row_counts import GUTTER, LINE_ADDITIVE_ENCODINGS, RowCounts, _gutter, _row_text, row_counts
+from ctx_lsp.code.tiers import _content
 from ctx_lsp.tokens import counter_for, cut_to_tokens
 
 ROW_TEXT = st.one_of(

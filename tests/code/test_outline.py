@@ -9,8 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx_lsp.code import outline as outline_module
-from ctx_lsp.code import python as python_module
-from ctx_lsp.code.outline import Outline, outline_for, outline_from_json, outline_text, outline_to_json
+from ctx_lsp.code.languages import python as python_module
+from ctx_lsp.code.outline import (
+    OUTLINE_JSON_VERSION,
+    Outline,
+    outline_for,
+    outline_from_json,
+    outline_text,
+    outline_to_json,
+)
 from ctx_lsp.vocabulary import Tier
 
 
@@ -137,5 +144,5 @@ def test_decoded_outlines_are_bounded(sample: Outline, monkeypatch: pytest.Monke
 def test_a_stored_outline_with_odd_json_still_reads_right() -> None:
     """Ensure that the fields read without decoding fall back to decoding when the JSON
     does not have the expected shape."""
-    odd = outline_from_json('[1,"py\\u0074hon","",[],[],[],[],3 ,1]')
+    odd = outline_from_json(f'[{OUTLINE_JSON_VERSION},"py\\u0074hon","",[],[],[],[],3 ,1]')
     assert odd.language == "python" and odd.line_count == 3 and odd.has_errors is True

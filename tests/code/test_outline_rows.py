@@ -6,17 +6,17 @@ import textwrap
 
 import pytest
 
+from ctx_lsp.code.languages.python import outline_python
 from ctx_lsp.code.outline import outline_for
 from ctx_lsp.code.outline_rows import (
     IMPORT_LINE_MAX_CHARS,
     KEY_IMPORTS,
     SHORT_SIGNATURE_CHARS,
     _short_signature,
+    code_rows,
     focused_rows,
     markdown_rows,
-    python_rows,
 )
-from ctx_lsp.code.python import outline_python
 from ctx_lsp.code.tiers import render
 from ctx_lsp.tokens import counter_for
 from ctx_lsp.vocabulary import Tier
@@ -82,7 +82,7 @@ LONG_IMPORTS = textwrap.dedent(
 
 def import_row(source: str) -> str | None:
     outline = outline_python(source.encode())
-    rows, units = python_rows(outline, source.split("\n"), (), {})
+    rows, units = code_rows(outline, source.split("\n"), (), {})
     found = [row.text for row in rows if units[row.unit].key == (KEY_IMPORTS,)]
     return found[0] if found else None
 
@@ -198,3 +198,12 @@ def test_markdown_headings_and_sections_are_readable() -> None:
     assert all(lines[number - 1] == text or not text or "Project" in text for number, text in shown)
     assert not any("badge" in text or "<img" in text for _, text in shown)
     assert focused[-1].ends == (project,) and focused[-1].text == "Call `run()`."  # no blank last row
+
+
+def test_short_signatures_cut_the_parameters_after_the_name() -> None:
+    """Ensure that a Go method's receiver is not taken for its parameters, and a result
+    list after the parameters is kept."""
+    signature = "func (c *Command) Find(args []string, strict bool) (*Command, []string, error)"
+    assert _short_signature(signature, name="Find") == "func (c *Command) Find(…) (*Command, []string, error)"
+    generic = "def all_in[T: int, U: (bytes, str), *Ts, **P](first_argument, second_argument)"
+    assert _short_signature(generic, name="all_in") == "def all_in[T: int, U: (bytes, str), *Ts, **P](…)"

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctx_lsp.code.languages.python import outline_python
 from ctx_lsp.code.outline import Outline, outline_for
-from ctx_lsp.code.python import outline_python
-from ctx_lsp.code.tiers import GUTTER, LINE_ADDITIVE_ENCODINGS, TIER_CAP_TOKENS, render
+from ctx_lsp.code.row_counts import GUTTER, LINE_ADDITIVE_ENCODINGS
+from ctx_lsp.code.tiers import TIER_CAP_TOKENS, render
 from ctx_lsp.tokens import TokenCounter, counter_for
 from ctx_lsp.vocabulary import Rendering, Tier
 

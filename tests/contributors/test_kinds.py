@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from ctx_lsp.contributors.codebase_map import CodebaseMap
-from ctx_lsp.contributors.kinds import is_changelog, wants_changelog
+from ctx_lsp.contributors.kinds import is_changelog, is_test_path, wants_changelog
 from ctx_lsp.contributors.retrieval import Retrieval
 from ctx_lsp.index.graph.ranking import FileRank
 from tests.contributors.conftest import context, offer_of, paths
@@ -139,3 +139,26 @@ def test_codebase_map_leaves_changelogs_out_unless_asked(make_engine) -> None:
     found = mapped("Client Timeout")
     assert "httpx/_config.py" in found and "CHANGELOG.md" not in found
     assert "CHANGELOG.md" in mapped("release history of Client Timeout")
+
+
+@pytest.mark.parametrize(
+    ("path", "is_test"),
+    [
+        ("src/store.test.ts", True),
+        ("src/components/__tests__/Button.tsx", True),
+        ("src/store.ts", False),
+        ("cart/cart_test.go", True),
+        ("cart/cart.go", False),
+        ("src/main/java/com/acme/CartTest.java", True),
+        ("src/main/java/com/acme/Contest.java", False),
+        ("spec/models/cart_spec.rb", True),
+        ("lib/cart.rb", False),
+        ("Shop.Tests/CartTests.cs", True),
+        ("net/http_unittest.cc", True),
+        ("pkg/tests/test_api.py", True),
+        ("pkg/api.py", False),
+    ],
+)
+def test_test_files_of_every_language(path: str, is_test: bool) -> None:
+    """Ensure that test files are told by each language's conventions, not Python's only."""
+    assert is_test_path(path) == is_test

@@ -7,7 +7,7 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctx_lsp.code.python import outline_python
+from ctx_lsp.code.languages.python import outline_python
 from ctx_lsp.contributors.base import RenderCache, _basis_bytes, _rendering_bytes
 from ctx_lsp.vocabulary import Rendering, Tier
 

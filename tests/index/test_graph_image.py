@@ -296,3 +296,27 @@ def test_tables_built_beside_requests_give_way_to_a_change_that_came_first(tmp_p
     assert edges._users is users
     assert _state(engine) == _rebuilt(root)
     engine.close()
+
+
+POLYGLOT_FILES = {
+    **FILES,
+    "go.mod": "module example.com/shop\n",
+    "svc/main.go": 'package main\n\nimport "example.com/shop/svc/cart"\n\nfunc main() { cart.Run() }\n',
+    "svc/cart/cart.go": "package cart\n\nfunc Run() {}\n",
+    "web/app.ts": 'import { price } from "./price"\nexport const total = () => price(2)\n',
+    "web/price.ts": "export function price(n: number): number { return n }\n",
+}
+
+
+def test_a_restored_graph_of_several_languages_is_the_graph_it_would_build(tmp_path: Path) -> None:
+    """Ensure that import candidates of every language (carried in the image as probed
+    statements) restore to exactly the graph a rebuild gives."""
+    root = write_tree(tmp_path / "ws", POLYGLOT_FILES)
+    _engine(root).close()
+    second = _engine(root)
+    try:
+        assert second.graph.from_image
+        assert second.graph.imports_of(str(root / "web/app.ts")) == [str(root / "web/price.ts")]
+        assert _state(second) == _rebuilt(root)
+    finally:
+        second.close()

@@ -309,3 +309,35 @@ def test_a_file_deleted_since_indexing_is_listed_without_a_body(indexed: Indexed
     result = indexed.ask("Server.send")
     assert [(m.qualname, m.body) for m in result.matches] == [("Server.send", None)]
     assert result.note is not None and "could not read the source of Server.send" in result.note
+
+
+POLYGLOT = {
+    "stack/stack.go": (
+        "package stack\n\n// Stack is a LIFO.\ntype Stack[T any] struct{ items []T }\n\n"
+        "// Push adds v.\nfunc (s *Stack[T]) Push(v T) {\n\ts.items = append(s.items, v)\n}\n"
+    ),
+    "src/buf.rs": (
+        "pub struct Buf<T> { data: Vec<T> }\n\npub trait Source { fn read(&mut self) -> usize; }\n\n"
+        "impl<T> Source for Buf<T> {\n    fn read(&mut self) -> usize {\n        self.data.len()\n    }\n}\n"
+    ),
+    "src/store.ts": (
+        "export class Store {\n  getState(): number {\n    return this.state\n  }\n}\n"
+        "export const createStore = () => new Store()\n"
+    ),
+}
+
+
+def test_type_member_names_resolve_in_go_rust_and_typescript(tmp_path: Path) -> None:
+    """Ensure that `Type.member` finds a Go method by its receiver type, a Rust method by
+    its impl type and a TypeScript method by its class, with bodies, and that
+    module-qualified and bare names work too."""
+    indexed = Indexed(tmp_path / "ws", POLYGLOT)
+    push = indexed.ask("Stack.Push")
+    assert [m.qualname for m in push.matches] == ["Stack.Push"]
+    assert "s.items = append(s.items, v)" in (push.matches[0].body or "")
+    read = indexed.ask("Buf.read")
+    assert [m.qualname for m in read.matches] == ["Buf.read"] and "self.data.len()" in (read.matches[0].body or "")
+    state = indexed.ask("store.Store.getState")
+    assert [m.qualname for m in state.matches] == ["Store.getState"] and state.matches[0].path == "src/store.ts"
+    assert [m.qualname for m in indexed.ask("createStore").matches] == ["createStore"]
+    assert "```typescript" in render_markdown(state)

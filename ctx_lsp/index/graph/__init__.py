@@ -1,9 +1,10 @@
-"""The cross-file reference graph: which Python files use which, ranked for a request.
+"""The cross-file reference graph: which code files use which, ranked for a request.
 
-Nodes are Python files; an edge says one file uses names another defines, or imports it.
-The jobs live in one module each, imports pointing down:
+Nodes are code files of every language; an edge says one file uses names another
+defines, or imports it. The jobs live in one module each, imports pointing down:
 
-- `modules`: which dotted names a file answers to, and which files an import reaches;
+- `modules`: which names (dotted modules, or the keys a language gives its files) a file
+  answers to, and which files an import reaches;
 - `facts`: what the graph takes from an indexed file, and its symbol tables;
 - `edges`: the files and weighted edges, kept current one change at a time;
 - `ranking`: global PageRank kept incrementally, plus a per-request personal part;
@@ -26,7 +27,7 @@ from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.graph import calls, definitions
 from ctx_lsp.index.graph.calls import SymbolRef
 from ctx_lsp.index.graph.edges import Edges, GraphSnapshot, name_factor, reference_units
-from ctx_lsp.index.graph.facts import PYTHON
+from ctx_lsp.index.graph.facts import in_graph
 from ctx_lsp.index.graph.image import GraphImage
 from ctx_lsp.index.graph.modules import module_names, resolve_relative
 from ctx_lsp.index.graph.ranking import DefinitionRank, FileRank, PageRank, RankCache, RankResult, push, seeds
@@ -110,7 +111,7 @@ class ReferenceGraph:
         what changed since it was taken; without one, build. Either way, leave an image of
         the result for the next process, unless nothing changed or editor buffers are in
         it (images are of what is on disk)."""
-        entries = {f: e for f, e in pending.items() if e is not None and e.language == PYTHON}
+        entries = {f: e for f, e in pending.items() if e is not None and in_graph(e.language)}
         image = self._cache.load_graph() if self._cache is not None else None
         left: Mapping[str, IndexedFile | None] = pending
         if image is not None:

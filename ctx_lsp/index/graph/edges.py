@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from ctx_lsp.code.outline import Outline
 from ctx_lsp.index.files import IndexedFile
-from ctx_lsp.index.graph.facts import FileFacts, Symbols, Uses, facts_for, symbols_of
+from ctx_lsp.index.graph.facts import FileFacts, Symbols, Uses, config_dependents, facts_for, symbols_of
 from ctx_lsp.index.graph.image import GraphImage
 from ctx_lsp.index.graph.modules import ImportStatement, ModuleIndex
 from ctx_lsp.relevance import (
@@ -86,7 +86,7 @@ def sqrt_units(count: int) -> int:
 
 
 _IMAGE_COLUMNS = tuple(f.name for f in fields(GraphImage) if f.name not in ("files", "hashes", "paths", "names"))
-_NO_OUTLINE = Outline("python", "", (), (), (), (), 0, False)
+_NO_OUTLINE = Outline("text", "", (), (), (), (), 0, False)
 """The outline of a restored file that is gone: replaced (with its facts) before anyone reads it."""
 
 
@@ -216,6 +216,9 @@ class Edges:
             old = self.facts.get(abs_path)
             if old is not None or new is not None:
                 self._apply(abs_path, old, new, dirty)
+        for abs_path, new in config_dependents(pending, self.facts).items():
+            if abs_path not in pending:  # a tsconfig.json or go.mod changed: imports lead elsewhere
+                self._apply(abs_path, self.facts.get(abs_path), new, dirty)
         for importer in sorted(dirty):
             self._resolve_imports(importer)
         self._flush()
@@ -301,8 +304,9 @@ class Edges:
     # ------------------------------------------------------------------ images
     def restore(self, image: GraphImage, entries: Mapping[str, IndexedFile]) -> dict[str, IndexedFile | None]:
         """Take an image into an empty graph; return the changes left to apply: the
-        Python files whose path, folder or content differ from the image's, or that came
-        or went since it was taken. `entries` are the index's Python files now.
+        code files whose path, folder or content differ from the image's, or that came
+        or went since it was taken. `entries` are the index's code files now (every
+        language's: `facts.in_graph`).
 
         The image's files keep their stored facts and edges; a file that changed keeps
         them until the returned change replaces them (its outline is already the new one,

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import os
+import posixpath
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from sys import intern
 
+from ctx_lsp.code.languages import CONTAINER_KINDS, all_languages, language_named
 from ctx_lsp.code.outline import Outline
 from ctx_lsp.index.files import IndexedFile
-from ctx_lsp.index.graph.modules import ImportStatement, module_names
+from ctx_lsp.index.graph.modules import PROBED, ImportStatement, module_names
 
-__all__ = ["Definition", "FileFacts", "Symbols", "definitions_of", "facts_for", "symbols_of"]
-
-PYTHON = "python"
+__all__ = [
+    "Definition",
+    "FileFacts",
+    "Symbols",
+    "config_dependents",
+    "definitions_of",
+    "facts_for",
+    "facts_from",
+    "in_graph",
+    "symbols_of",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +46,7 @@ Uses = tuple[tuple[str, ...], tuple[int, ...], tuple[ImportStatement, ...]]
 class FileFacts:
     """What the graph takes from one indexed file (`facts_for`), keyed by its abs path.
 
-    Kept for every Python file while the outline itself is decoded only when used
+    Kept for every code file while the outline itself is decoded only when used
     (`Outline`), so what is kept is compact: names interned (a name is used by many
     files), the uses as two parallel tuples rather than a pair per use.
 
@@ -84,7 +95,7 @@ def _definition_rows(outline: Outline) -> Iterator[tuple[str, str, str, int]]:
     """(qualname, name, kind, line) of each `Definition` of an outline."""
     classes: set[str] = set()
     for sym in outline.symbols:
-        if sym.kind == "class":
+        if sym.kind in CONTAINER_KINDS:
             classes.add(sym.qualname)
         if sym.depth == 0 or sym.parent in classes:
             yield sym.qualname, sym.name, sym.kind, sym.start_line
@@ -96,16 +107,57 @@ def definitions_of(outline: Outline) -> tuple[Definition, ...]:
     return tuple(Definition(*row) for row in _definition_rows(outline))
 
 
+def in_graph(language: str) -> bool:
+    """Files of every registered language are in the graph (documents are not)."""
+    return language_named(language) is not None
+
+
 def facts_for(entry: IndexedFile) -> FileFacts | None:
-    """The graph's view of one indexed file; None for anything but Python."""
-    if entry.language != PYTHON:
+    """The graph's view of one indexed file; None for documents and plain text.
+
+    Name references link files of every language. Imports resolve to files by dotted
+    module names (`LanguageSpec.dotted_modules`: Python), or by the keys a language
+    gives its files and the candidates it gives each import (`import_keys`,
+    `import_probes`: relative specifiers, Go packages, Rust modules, `#include`, ...)."""
+    if language_named(entry.language) is None:
         return None
-    outline = entry.outline
-    modules, package = module_names(entry.rel_path)
+    return facts_from(entry.rel_path, entry.root, entry.path, entry.outline)
+
+
+def facts_from(rel_path: str, root: str, path: str, outline: Outline) -> FileFacts | None:
+    """`facts_for` from a file's parts: what facts are taken again from when a config its
+    language's imports read changed (`config_dependents`)."""
+    spec = language_named(outline.language)
+    if spec is None:
+        return None
+    imports: tuple[ImportStatement, ...]
+    if spec.dotted_modules:
+        modules, package = module_names(rel_path)
+        imports = tuple(
+            (intern(imp.module), tuple(map(intern, imp.names)), not imp.text.startswith("import"))
+            for imp in outline.imports
+            if imp.module
+        )
+    else:
+        package = ""
+        named = spec.module_names(rel_path)[:1] if spec.module_names is not None else ()
+        keys = spec.import_keys(rel_path) if spec.import_keys is not None else ()
+        modules = tuple(map(intern, (*named, *keys)))
+        probes = spec.import_probes
+        imports = (
+            tuple(
+                (PROBED, tuple(map(intern, group)), False)
+                for imp in outline.imports
+                for group in probes(rel_path, imp, root)
+                if group
+            )
+            if probes is not None
+            else ()
+        )
     references = outline.references
     return FileFacts(
-        path=entry.path,
-        root=entry.root,
+        path=path,
+        root=root,
         modules=modules,
         package=package,
         defines=frozenset([intern(row[1]) for row in _definition_rows(outline)]),
@@ -115,14 +167,28 @@ def facts_for(entry: IndexedFile) -> FileFacts | None:
             (
                 tuple([intern(name) for name, _ in references]),
                 tuple([count for _, count in references]),
-                tuple(
-                    (intern(imp.module), tuple(map(intern, imp.names)), not imp.text.startswith("import"))
-                    for imp in outline.imports
-                    if imp.module
-                ),
+                imports,
             )
         ],
     )
+
+
+def config_dependents(changed: Iterable[str], facts: Mapping[str, FileFacts]) -> dict[str, FileFacts | None]:
+    """New facts of the files whose imports read a config among the `changed` paths
+    (`LanguageSpec.import_configs`: a tsconfig.json, a go.mod): what was read of it is
+    forgotten, and every file of those languages is resolved again."""
+    names = {posixpath.basename(p.replace(os.sep, "/")) for p in changed}
+    languages = {s.name: s for s in all_languages() if names.intersection(s.import_configs)}
+    if not languages:
+        return {}
+    for spec in languages.values():
+        if spec.reload_configs is not None:
+            spec.reload_configs()
+    return {
+        f: facts_from(os.path.relpath(f, ff.root).replace(os.sep, "/"), ff.root, ff.path, ff.outline)
+        for f, ff in facts.items()
+        if ff.outline.language in languages
+    }
 
 
 @dataclass(frozen=True, slots=True)

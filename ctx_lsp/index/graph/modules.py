@@ -10,7 +10,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-__all__ = ["ImportStatement", "ModuleIndex", "import_probes", "module_names", "resolve_relative", "stem_of"]
+__all__ = [
+    "PROBED",
+    "ImportStatement",
+    "ModuleIndex",
+    "import_probes",
+    "module_names",
+    "resolve_relative",
+    "stem_of",
+]
+
+PROBED = "<probes>"
+"""The module of an import statement that carries its own candidates as its names: a
+language whose imports name files (`LanguageSpec.import_probes`) computes them from the
+importer's path when its facts are taken, as no other file changes them."""
 
 
 ImportStatement = tuple[str, tuple[str, ...], bool]
@@ -73,6 +86,8 @@ def import_probes(module: str, names: tuple[str, ...], is_from: bool, package: s
     `from a.b import c` refers to module `a.b.c` if there is one, else to `a.b` (c is a
     name in it); `import a.b.c` refers to the longest of `a.b.c`, `a.b`, `a` that exists.
     """
+    if module == PROBED:
+        return [names]
     absolute = resolve_relative(module, package)
     if not absolute or absolute == "__future__":
         return []

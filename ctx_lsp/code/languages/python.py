@@ -1,8 +1,9 @@
-"""Tree-sitter outlines of Python source: definitions, calls, imports, constants, references.
+"""Python: tree-sitter outlines of Python source (definitions, calls, imports, constants,
+references), with its own extractor rather than the shared walker (`walker.py`).
 
-Separate from `outline.py`, which defines what an `Outline` is and how it is cached,
-because this is the one part that needs a parser: everything else in `code/` (tiers,
-markdown, the JSON cache) works on outlines without ever touching tree-sitter.
+Python was the first language, and its extractor knows what the shared walker does not:
+docstrings inside bodies, module-level `if TYPE_CHECKING:`/`try:` blocks, headers cut at
+their `:` with comments removed. It is registered like any other language (`LANGUAGES`).
 
 Speed shapes the code: a whole repository is outlined with this on a cold index. The
 per-node work (definitions, calls, identifiers) is one `QueryCursor.captures` pass in C;
@@ -24,6 +25,7 @@ from operator import attrgetter
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from ctx_lsp.code.languages.spec import LanguageSpec
 from ctx_lsp.code.outline import (
     CONSTANT_TEXT_MAX_CHARS,
     OUTLINE_JSON_VERSION,
@@ -37,7 +39,7 @@ from ctx_lsp.code.outline import (
 )
 from ctx_lsp.tokens import ellipsize
 
-__all__ = ["outline_python", "outline_python_json", "python_parser"]
+__all__ = ["LANGUAGES", "outline_python", "outline_python_json", "python_parser"]
 
 
 log = logging.getLogger(__name__)
@@ -499,3 +501,36 @@ def _outline_parts(
 
 def _line_count_bytes(source: bytes) -> int:
     return source.count(b"\n") + (0 if not source or source.endswith(b"\n") else 1)
+
+
+def _module_names(rel_path: str) -> tuple[str, ...]:
+    """`pkg/mod.py` is `pkg.mod` (`pkg/__init__.py` is `pkg`); under `src/` also without it."""
+    stem, dot, suffix = rel_path.rpartition(".")
+    parts = (stem if dot and suffix in ("py", "pyi") else rel_path).split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    if not parts:
+        return ()
+    names = [".".join(parts)]
+    if parts[0] == "src" and len(parts) > 1:
+        names.append(".".join(parts[1:]))
+    return tuple(names)
+
+
+LANGUAGES = [
+    LanguageSpec(
+        name="python",
+        extensions=(".py", ".pyi"),
+        comment="# ",
+        fence="python",
+        header_end=":",
+        module_doc_format='"""{}"""',
+        merge_imports=True,
+        dotted_modules=True,
+        doc_line_markers=(b"#",),
+        block_comments=False,
+        outline=outline_python,
+        outline_json=outline_python_json,
+        module_names=_module_names,
+    )
+]

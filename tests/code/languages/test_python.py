@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctx_lsp.code import python as python_module
+from ctx_lsp.code.languages import python as python_module
+from ctx_lsp.code.languages.python import outline_python
 from ctx_lsp.code.outline import Outline, Symbol, outline_for, outline_to_json, split_lines
-from ctx_lsp.code.python import outline_python
 from tests.code.conftest import SAMPLE
 
 
