@@ -98,7 +98,7 @@ describe("ctx-lsp serve, driven like the extension drives it", { timeout: TIMEOU
     assert.deepEqual(built.warnings, []);
     const choice = await chooseServerExec(
       { serverCommand: client.serverCommand, interpreter: python },
-      { hasCtxLsp: async () => true, onPath: () => undefined },
+      { hasCtxLsp: async () => true, onPath: () => undefined, isExecutable: () => true },
     );
     assert.equal(choice.exec.source, "interpreter");
     running = { command: describeExec(choice.exec), editorWatchesFiles: client.editorWatchesFiles, options: built.options };
