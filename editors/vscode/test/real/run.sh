@@ -149,9 +149,15 @@ say "extension $VSIX; server from $PY"
 # ------------------------------------------------------------------ the run
 # Everything code-server writes stays in $W: user data, extensions, its temp files and sockets
 # (TMPDIR), and its heartbeat and logs (XDG_DATA_HOME, even with --user-data-dir).
-export TMPDIR="$W/tmp" XDG_DATA_HOME="$W/xdg-data" XDG_CONFIG_HOME="$W/xdg-config"
-rm -rf "$W/ud" "$W/exts" "$W/ws" "$W/out"
-mkdir -p "$TMPDIR" "$XDG_DATA_HOME" "$XDG_CONFIG_HOME" "$W/ud" "$W/exts" "$W/out"
+# TMPDIR is reached through a short symlink: Chromium's and code-server's Unix sockets live
+# there, and a socket path over ~107 bytes fails (pytest's tmp_path alone is ~70).
+rm -rf "$W/ud" "$W/exts" "$W/ws" "$W/out" "$W/tmp"
+mkdir -p "$W/tmp" "$W/xdg-data" "$W/xdg-config" "$W/ud" "$W/exts" "$W/out"
+SHORT_TMP=$(mktemp -u "${TMPDIR:-/tmp}/ctx-e2e.XXXXXX")
+[ ${#SHORT_TMP} -lt 40 ] || SHORT_TMP=$(mktemp -u /tmp/ctx-e2e.XXXXXX)
+ln -s "$W/tmp" "$SHORT_TMP"
+trap 'rm -f "$SHORT_TMP"' EXIT
+export TMPDIR="$SHORT_TMP" XDG_DATA_HOME="$W/xdg-data" XDG_CONFIG_HOME="$W/xdg-config"
 CS=("$CODE_SERVER" --config "$W/code-server.yaml" --user-data-dir "$W/ud" --extensions-dir "$W/exts")
 : >"$W/code-server.yaml"
 install_vsix() { "${CS[@]}" --install-extension "$VSIX" >"$W/install-extension.log" 2>&1 || { cat "$W/install-extension.log"; exit 1; }; }
