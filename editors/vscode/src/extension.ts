@@ -48,7 +48,7 @@ import {
   restartReason,
   SECTION,
 } from "./lib/settings";
-import { formatCount, renderStatus, StatusBarModel } from "./lib/status";
+import { FIRST_INDEX_GRACE_MS, formatCount, renderStatus, StatusBarModel } from "./lib/status";
 import {
   pickedMatchParams,
   renderSymbolMatches,
@@ -229,6 +229,11 @@ class CtxLspExtension implements vscode.Disposable {
         if (event.newState === State.Running) {
           this.failure = "";
           this.model.setState("running");
+          const overdue = setTimeout(() => {
+            this.model.firstIndexOverdue();
+            this.render();
+          }, FIRST_INDEX_GRACE_MS);
+          disposables.push({ dispose: () => clearTimeout(overdue) });
         } else if (event.newState === State.Starting) {
           this.model.setState("starting");
         } else {

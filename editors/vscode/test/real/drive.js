@@ -503,7 +503,9 @@ async function main() {
       const history = await wb.statusHistory();
       log(`  status item: ${history.join(" → ")}`);
       expect(history.some((t) => t.includes("$(loading~spin)") || t.includes("$(loading)")), "the item never showed the server starting");
-      expect(history.some((t) => /^\$\(sync[^)]*\) ctx/.test(t)), "the item never showed indexing");
+      const firstSync = history.findIndex((t) => /^\$\(sync[^)]*\) ctx/.test(t));
+      expect(firstSync >= 0, "the item never showed indexing");
+      expect(!history.slice(0, firstSync).some((t) => t.startsWith("$(layers)")), "the item said ready before the first index");
       expect(!history.some((t) => t.includes("$(error)")), "the item showed an error");
       await wb.command("ctx-lsp: Show Status");
       const output = page.locator(".part.panel .monaco-editor .view-lines").first();
@@ -522,7 +524,8 @@ async function main() {
     await check("Copy Context Bundle for Agent…: the agent picked and the task typed put a bundle with the expected files on the clipboard", async () => {
       await wb.openFile("shop/cart.py");
       first = await wb.copyBundle("implementer", "apply a discount code to the cart total", async () => {
-        await sleep(500);
+        await page.mouse.move(1100, 600); // no hover over the title in the picture
+        await sleep(700);
         await wb.screenshot("vscode-quick-pick.png", { clip: await around(page, wb.quickInput, { left: 16, top: 40, right: 16, bottom: 16 }) });
       });
       log(`  agents offered: ${first.agents.map((a) => a.split(" ")[0]).join(", ")}`);
