@@ -21,6 +21,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -128,22 +129,23 @@ def test_vscode_extension_in_a_real_vs_code(packaged: Packaged, tmp_path: Path) 
         here = f"{sys.platform} {platform.machine()}"
         pytest.skip(f"the real-VS-Code run needs Linux x86_64 (npm code-server, Debian chromium); this is {here}")
     started = time.perf_counter()
-    proc = subprocess.run(
-        [
-            "bash",
-            str(REAL_RUN),
-            "--vsix",
-            str(packaged.vsix),
-            "--python",
-            sys.executable,
-            "--workdir",
-            str(tmp_path / "real"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=REAL_RUN_TIMEOUT_S,
+    args = ["bash", str(REAL_RUN), "--vsix", str(packaged.vsix), "--python", sys.executable]
+    # Its own session, so a timeout can stop run.sh and drive.js, which then stops code-server.
+    with subprocess.Popen(
+        [*args, "--workdir", str(tmp_path / "real")],
         stdin=subprocess.DEVNULL,
-    )
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    ) as running:
+        try:
+            stdout, stderr = running.communicate(timeout=REAL_RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(running.pid, signal.SIGTERM)
+            stdout, stderr = running.communicate(timeout=60)
+            pytest.fail(f"run.sh took over {REAL_RUN_TIMEOUT_S} s:\n{stdout[-8000:]}\n{stderr[-4000:]}")
+    proc = subprocess.CompletedProcess(args, running.returncode, stdout, stderr)
     elapsed = time.perf_counter() - started
     output = (proc.stdout[-12000:] + "\n--- stderr ---\n" + proc.stderr[-4000:]).strip()
     if proc.returncode == SKIPPED:

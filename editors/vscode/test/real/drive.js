@@ -457,6 +457,24 @@ async function main() {
   const port = await freePort();
   const stopCodeServer = await startCodeServer(port);
   log(`code-server on port ${port}`);
+  // Stopped from outside (a test runner's timeout): code-server runs in its own process
+  // group, so take it down before going.
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) {
+    process.once(signal, () => {
+      log(`${signal}: stopping code-server`);
+      void stopCodeServer().finally(() => process.exit(1));
+    });
+  }
+  try {
+    return await drive(port);
+  } finally {
+    await stopCodeServer();
+    copyLogs();
+  }
+}
+
+/** The checks, in a browser on the running code-server; returns the exit status. */
+async function drive(port) {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -645,12 +663,10 @@ async function main() {
     });
   } finally {
     await browser.close().catch(() => {});
-    await stopCodeServer();
-    copyLogs();
   }
   const passed = results.filter((r) => r.ok).length;
   console.log(`e2e: ${passed} passed, ${results.length - passed} failed${failed ? ` (stopped at: ${results[results.length - 1].name})` : ""}`);
-  process.exit(failed ? 1 : 0);
+  return failed ? 1 : 0;
 }
 
 /** The extension's log (its output channel) next to the other logs, for a failed run. */
@@ -664,7 +680,7 @@ function copyLogs() {
   }
 }
 
-main().catch((err) => {
+main().then((status) => process.exit(status), (err) => {
   console.error(`e2e: error: ${err.stack || err.message}`);
   console.log("e2e: 0 passed, 1 failed");
   process.exit(1);

@@ -167,7 +167,7 @@ rc=0
 NODE_PATH="$DRIVER_HOME/node_modules" timed "the test" node "$HERE/drive.js" \
   --code-server "$CODE_SERVER" --work "$W" --python "$PY" --screenshots "${SHOTS:-}" || rc=$?
 if [ $rc -eq 0 ] && [ $KEEP = 0 ]; then
-  rm -rf "$W"
+  timed "removing the test folder" rm -rf "$W"
 else
   echo "e2e: logs, screenshots and the workspace are in $W"
 fi
