@@ -619,6 +619,9 @@ async function drive(port) {
         await sleep(200);
       }
       await sleep(1000); // the extension sends workspace/didChangeConfiguration
+      // A TypeScript buffer is synced like any file (its content is asserted once the
+      // server's TypeScript support lands); cart.py is the other open document.
+      await wb.openFile("web/checkout.ts");
       await wb.openFile("shop/cart.py");
       await wb.copyBundle("implementer", "apply a discount code to the cart total");
       await wb.clearNotifications();
@@ -630,6 +633,7 @@ async function drive(port) {
       log(`  ${last}`);
       expect(last.includes("token-efficient"), `the server did not use the new default context window type:\n${status}`);
       expect(/Config sources:.*client/.test(status), `the server reports no client configuration:\n${status}`);
+      expect(/Open documents:\s+2$/m.test(status), `the server does not have cart.py and checkout.ts open:\n${status}`);
       await wb.hidePanel();
     });
 
