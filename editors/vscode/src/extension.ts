@@ -24,6 +24,7 @@ import {
 import { agentPickItems, agentTable, buildBundleParams, bundleMessage, renderExplanation } from "./lib/bundle";
 import { CLIENT_ID, CLIENT_NAME, clientOptionsSpec, StderrLevels } from "./lib/client";
 import { COMMANDS } from "./lib/commands";
+import { documentName } from "./lib/documents";
 import { hasCtxLsp } from "./lib/probe";
 import {
   type BundleResult,
@@ -35,7 +36,7 @@ import {
   type StatusResult,
   type SymbolResult,
 } from "./lib/protocol";
-import { chooseServerExec, describeExec, expandVariables, type ExecChoice, findOnPath } from "./lib/serverExec";
+import { chooseServerExec, describeExec, expandVariables, type ExecChoice, findOnPath, isExecutableFile } from "./lib/serverExec";
 import {
   buildInitializationOptions,
   type BuiltOptions,
@@ -47,7 +48,7 @@ import {
   restartReason,
   SECTION,
 } from "./lib/settings";
-import { formatCount, renderStatus, StatusBarModel } from "./lib/status";
+import { FIRST_INDEX_GRACE_MS, formatCount, renderStatus, StatusBarModel } from "./lib/status";
 import {
   pickedMatchParams,
   renderSymbolMatches,
@@ -59,6 +60,8 @@ import {
 import { activePythonInterpreter, onDidChangePythonInterpreter } from "./python";
 
 const LAST_AGENT_KEY = "ctxLsp.lastAgent";
+/** URI scheme of the read-only documents the commands open (never synced to the server). */
+const DOCUMENT_SCHEME = "ctx-lsp";
 const LAST_QUERY_KEY = "ctxLsp.lastQuery";
 
 /** Everything one start of the server is decided from. */
@@ -81,6 +84,7 @@ class CtxLspExtension implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private readonly log: vscode.LogOutputChannel;
   private readonly statusChannel: vscode.OutputChannel;
+  private readonly documents = new ReadOnlyDocuments();
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.log = vscode.window.createOutputChannel(CLIENT_NAME, { log: true });
@@ -93,6 +97,7 @@ class CtxLspExtension implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.documents.dispose();
     this.item.dispose();
     this.statusChannel.dispose();
     this.log.dispose();
@@ -125,8 +130,15 @@ class CtxLspExtension implements vscode.Disposable {
     const activePython = await activePythonInterpreter(folder?.uri, this.log);
     const cwd = folder?.uri.fsPath;
     const choice = await chooseServerExec(
-      { serverCommand: client.serverCommand.map(expand), interpreter: expand(client.interpreter), activePython },
-      { hasCtxLsp: (python) => hasCtxLsp(python, cwd), onPath: (name) => findOnPath(name) },
+      {
+        serverCommand: client.serverCommand.map(expand),
+        interpreter: expand(client.interpreter),
+        activePython,
+        workspaceFolders: (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === "file").map((f) => f.uri.fsPath),
+        home: os.homedir(),
+        env: process.env,
+      },
+      { hasCtxLsp: (python) => hasCtxLsp(python, cwd), onPath: (name) => findOnPath(name), isExecutable: (file) => isExecutableFile(file) },
     );
     const built = buildInitializationOptions((key) => this.explicit(config, key), { activePython, expand });
     return {
@@ -174,7 +186,7 @@ class CtxLspExtension implements vscode.Disposable {
     if (launch.choice.problem) {
       this.log.error(launch.choice.problem);
       this.fail(launch.choice.problem);
-      void this.offerFixes(launch.choice.problem);
+      void this.offerFixes(launch.choice.problem, launch.choice.setting);
       return;
     }
     const { exec } = launch.choice;
@@ -217,6 +229,11 @@ class CtxLspExtension implements vscode.Disposable {
         if (event.newState === State.Running) {
           this.failure = "";
           this.model.setState("running");
+          const overdue = setTimeout(() => {
+            this.model.firstIndexOverdue();
+            this.render();
+          }, FIRST_INDEX_GRACE_MS);
+          disposables.push({ dispose: () => clearTimeout(overdue) });
         } else if (event.newState === State.Starting) {
           this.model.setState("starting");
         } else {
@@ -291,9 +308,11 @@ class CtxLspExtension implements vscode.Disposable {
     });
   }
 
-  private async offerFixes(problem: string): Promise<void> {
+  private async offerFixes(problem: string, setting?: string): Promise<void> {
     const choice = await vscode.window.showErrorMessage(`ctx-lsp: ${problem}`, "Open Settings", "Show Log");
-    if (choice === "Open Settings") await vscode.commands.executeCommand("workbench.action.openSettings", SECTION);
+    if (choice === "Open Settings") {
+      await vscode.commands.executeCommand("workbench.action.openSettings", setting ? `${SECTION}.${setting}` : SECTION);
+    }
     else if (choice === "Show Log") this.log.show();
   }
 
@@ -311,9 +330,8 @@ class CtxLspExtension implements vscode.Disposable {
     return this.runningClient().sendRequest(ExecuteCommandRequest.type, { command, arguments: [] }) as Promise<T>;
   }
 
-  private async openMarkdown(content: string): Promise<void> {
-    const doc = await vscode.workspace.openTextDocument({ language: "markdown", content });
-    await vscode.window.showTextDocument(doc, { preview: true });
+  private openMarkdown(name: string, content: string): Promise<void> {
+    return this.documents.show(name, content);
   }
 
   // ---------------------------------------------------------------- commands
@@ -374,7 +392,7 @@ class CtxLspExtension implements vscode.Disposable {
     await this.context.workspaceState.update(LAST_QUERY_KEY, query);
     const action = await vscode.window.showInformationMessage(bundleMessage(pick.agent, result), "Explain", "Open");
     if (action === "Explain") await this.explainLastBundle();
-    else if (action === "Open") await this.openMarkdown(result.text);
+    else if (action === "Open") await this.openMarkdown(`Bundle for ${pick.agent}`, result.text);
   }
 
   async explainLastBundle(): Promise<void> {
@@ -387,7 +405,7 @@ class CtxLspExtension implements vscode.Disposable {
       }
       throw err;
     }
-    await this.openMarkdown(renderExplanation(explanation));
+    await this.openMarkdown("Explain Last Bundle", renderExplanation(explanation));
   }
 
   async showSymbol(): Promise<void> {
@@ -440,7 +458,7 @@ class CtxLspExtension implements vscode.Disposable {
         if (same) matches = [same];
       }
     }
-    await this.openMarkdown(renderSymbolMatches(result, matches));
+    await this.openMarkdown(`Symbol ${matches.length === 1 ? matches[0].qualname : name.trim()}`, renderSymbolMatches(result, matches));
   }
 
   async reindex(): Promise<void> {
@@ -465,6 +483,36 @@ class CtxLspExtension implements vscode.Disposable {
 
   showOutput(): void {
     this.log.show();
+  }
+}
+
+/**
+ * The Markdown the commands show (a bundle, its explanation, a symbol), as read-only
+ * documents of their own scheme. Untitled documents, used before, each stayed as an unsaved
+ * "Untitled-N" tab named after its first line, and closing VS Code asked to save every one.
+ */
+class ReadOnlyDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  private readonly contents = new Map<string, string>();
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  private readonly registration = vscode.workspace.registerTextDocumentContentProvider(DOCUMENT_SCHEME, this);
+  readonly onDidChange = this.changed.event;
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.contents.get(uri.toString()) ?? "";
+  }
+
+  async show(name: string, content: string): Promise<void> {
+    const uri = vscode.Uri.from({ scheme: DOCUMENT_SCHEME, path: `/${documentName(name)}.md` });
+    this.contents.set(uri.toString(), content);
+    this.changed.fire(uri);
+    let doc = await vscode.workspace.openTextDocument(uri);
+    if (doc.languageId !== "markdown") doc = await vscode.languages.setTextDocumentLanguage(doc, "markdown");
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+
+  dispose(): void {
+    this.registration.dispose();
+    this.changed.dispose();
   }
 }
 

@@ -1,8 +1,10 @@
 /**
  * The bundled extension (out/extension.js, what the .vsix ships) activated against a
- * stand-in `vscode` module: the commands it registers at run time, the status bar item,
- * how it fails without a folder or a server, and, with the real server, every command from
- * the palette to the clipboard, a settings change and a restart.
+ * stand-in `vscode` module, for what the run in a real VS Code (test/real/) does not reach:
+ * no folder open, no server anywhere, the Python extension's interpreter (that extension
+ * cannot be installed there), Reindex and Prewarm Docs, and the restart when a setting is
+ * removed. The commands, the status bar item, the clipboard, settings changes and a wrong
+ * serverCommand are checked in the real workbench instead.
  *
  * Needs `npm run compile` first (skipped otherwise).
  */
@@ -132,31 +134,9 @@ describe("activation when no server can be found", { skip }, () => {
 
   test("no setting, no Python extension, nothing on PATH: an error that says how to fix it", async () => {
     const error = await waitFor("the error message", () => s.stub.shown.find((m) => m.level === "error"));
-    assert.match(error.message, /^ctx-lsp: ctx-lsp was not found: install it \(python -m pip install ctx-lsp\), or set ctxLsp\.interpreter/);
+    assert.match(error.message, /^ctx-lsp: ctx-lsp was not found\. Tried: .*ctx-lsp on PATH.*\. Install it into the workspace's \.venv .*ctxLsp\.interpreter/);
     assert.deepEqual(error.items, ["Open Settings", "Show Log"]);
     assert.equal(s.item().text, "$(error) ctx");
-  });
-});
-
-describe("activation with a server command that does not exist", { skip }, () => {
-  let s: Session;
-  const ws = makeWorkspace("ctx-vscode-bad-");
-  before(async () => {
-    s = await activated({ "ctxLsp.serverCommand": [path.join(ws.root, "no-such-ctx-lsp"), "serve"] }, [ws.root]);
-  });
-  after(async () => {
-    await s?.close();
-    ws.remove();
-  });
-
-  test("the start fails visibly: one error message, the status bar, the status and the log say why", async () => {
-    await waitFor("the failure", () => (s.item().text === "$(error) ctx" ? true : undefined));
-    const errors = s.stub.shown.filter((m) => m.level === "error");
-    assert.equal(errors.length, 1, JSON.stringify(errors));
-    assert.match(errors[0].message, /couldn't create connection to server[\s\S]*no-such-ctx-lsp/);
-    assert.match(s.item().tooltip, /no-such-ctx-lsp serve did not start/);
-    await s.run(COMMANDS.showStatus);
-    assert.match(s.stub.channel("ctx-lsp status")!.text, /ctx-lsp is not running: \S*no-such-ctx-lsp serve did not start/);
   });
 });
 
@@ -187,7 +167,7 @@ describe("the Python extension's interpreter", { skip, timeout: 60_000 }, () => 
   test("switching to an interpreter without ctx-lsp falls back to ctx-lsp on PATH, with a restart", async () => {
     python.setInterpreter(path.join(ws.root, "no-such-python"));
     await waitFor("the restart", () => (/starting \S*ctx-lsp serve \(from path\)/.test(log()) ? true : undefined));
-    assert.match(log(), /no-such-python cannot import ctx_lsp; trying ctx-lsp on PATH/);
+    assert.match(log(), /the Python extension's interpreter \S*no-such-python cannot import ctx_lsp/);
     await waitFor("the server again", async () => {
       try {
         await s.run(COMMANDS.showStatus);
@@ -230,49 +210,6 @@ describe("the bundled extension with the real server", { skip, timeout: 120_000 
     for (const id of COMMAND_IDS) assert.ok(s.stub.commands.has(id), id);
   });
 
-  test("the status bar followed the indexing progress through the middleware", () => {
-    const history = s.item().history;
-    assert.ok(history.some((t) => t.startsWith("$(sync~spin) ctx")), history.join(" | "));
-    assert.equal(s.item().text, "$(layers) ctx");
-  });
-
-  test("Show Status prints the server's status with the command line", async () => {
-    const text = await statusText();
-    assert.match(text, /^Server: +\S+ -m ctx_lsp serve$/m);
-    assert.match(text, /Tokens: .*\(o200k_base\)/);
-    assert.match(text, /Config sources: +defaults → client/);
-  });
-
-  test("Copy Context Bundle: pick an agent, type the task, the bundle is on the clipboard", async () => {
-    s.stub.pickAnswers.push((items) => (items as { agent: string }[]).find((i) => i.agent === "implementer"));
-    s.stub.inputAnswers.push("Engine bundle query");
-    await s.run(COMMANDS.copyBundle);
-    const info = s.stub.shown.pop();
-    assert.equal(info?.level, "info", JSON.stringify(info));
-    assert.match(info!.message, /^Copied the implementer bundle: [\d.]+K? of 6K tokens \(\d+%\), \d+ sections?\./);
-    assert.deepEqual(info!.items, ["Explain", "Open"]);
-    const copied = s.stub.clipboard[s.stub.clipboard.length - 1];
-    assert.match(copied, /class Engine/);
-    assert.match(s.item().text, /^\$\(layers\) ctx [\d.]+K?\/6K \(\d+%\)$/);
-    assert.equal((s.ctx.workspaceState as { get(k: string): unknown }).get("ctxLsp.lastAgent"), "implementer");
-  });
-
-  test("Explain Last Bundle opens a Markdown document", async () => {
-    await s.run(COMMANDS.explainLastBundle);
-    const doc = s.stub.documents[s.stub.documents.length - 1];
-    assert.equal(doc.language, "markdown");
-    assert.match(doc.content ?? "", /^# Why the last bundle holds what it holds\n\n- Agent: \*\*implementer\*\*/);
-  });
-
-  test("Show Symbol: an ambiguous name, a pick, the body", async () => {
-    s.stub.inputAnswers.push("bundle");
-    s.stub.pickAnswers.push((items) => (items as { label: string }[]).find((i) => i.label === "Other.bundle"));
-    await s.run(COMMANDS.showSymbol);
-    const doc = s.stub.documents[s.stub.documents.length - 1];
-    assert.match(doc.content ?? "", /# Other\.bundle\n/);
-    assert.match(doc.content ?? "", /def bundle\(self\) -> str:/);
-  });
-
   test("Reindex and Prewarm Docs report what they did", async () => {
     await s.run(COMMANDS.reindex);
     assert.match(s.stub.shown.pop()?.message ?? "", /^ctx-lsp reindexed [4-9] files, \d+ symbols in [\d.]+ s\.$/);
@@ -280,15 +217,8 @@ describe("the bundled extension with the real server", { skip, timeout: 120_000 
     assert.match(s.stub.shown.pop()?.message ?? "", /^ctx-lsp (found no declared dependencies|prewarmed the docs of \d+ of \d+)/);
   });
 
-  test("a changed setting is sent to the running server", async () => {
-    s.stub.settings["ctxLsp.tokenizer"] = "cl100k_base";
-    s.stub.fireConfigurationChange("ctxLsp");
-    await waitFor("the new tokenizer", async () => ((await statusText()).includes("(cl100k_base)") ? true : undefined));
-    assert.match(log(), /sent the new configuration to the server/);
-    assert.doesNotMatch(log(), /restarting the server/);
-  });
-
   test("a removed setting restarts the server, which then uses the project's value", async () => {
+    // (A changed setting reaching the running server is checked in a real VS Code: test/real/.)
     delete s.stub.settings["ctxLsp.tokenizer"];
     s.stub.fireConfigurationChange("ctxLsp");
     await waitFor("the restart", () => (/restarting the server: settings were removed \(tokenizer\)/.test(log()) ? true : undefined));

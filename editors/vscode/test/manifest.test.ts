@@ -22,6 +22,7 @@ interface Property {
   description?: string;
   markdownDescription?: string;
   scope?: string;
+  ignoreSync?: boolean;
 }
 
 const manifest = JSON.parse(fs.readFileSync(path.join(PACKAGE_ROOT, "package.json"), "utf8"));
@@ -91,10 +92,17 @@ describe("settings", () => {
     }
   });
 
-  test("settings that start programs are restricted in untrusted workspaces and machine-overridable", () => {
+  test("settings that start programs are restricted in untrusted workspaces, and apply from User settings in remote windows", () => {
     const restricted: string[] = manifest.capabilities.untrustedWorkspaces.restrictedConfigurations;
     assert.deepEqual(sorted(restricted), sorted(RESTRICTED_SETTINGS.map((k) => `${SECTION}.${k}`)));
-    for (const key of restricted) assert.equal(properties[key].scope, "machine-overridable", key);
+    for (const key of restricted) {
+      // "machine" and "machine-overridable" values in User settings are not applied in a remote
+      // window (code-server, Remote-SSH, WSL): seen in code-server, where ctxLsp.serverCommand
+      // in User settings was ignored. "resource" applies from User, Remote, Workspace and
+      // Folder settings; ignoreSync keeps a machine's paths out of Settings Sync instead.
+      assert.equal(properties[key].scope, "resource", key);
+      assert.equal(properties[key].ignoreSync, true, key);
+    }
   });
 
   test("the trace setting is the one vscode-languageclient reads for the client id", () => {

@@ -8,57 +8,130 @@ import { hasCtxLsp } from "../src/lib/probe";
 import { chooseServerExec, describeExec, type ExecProbes, expandVariables, findOnPath, MODULE_ARGS } from "../src/lib/serverExec";
 import { testPython } from "./python";
 
-function probes(withCtxLsp: string[], onPath: Record<string, string> = {}): ExecProbes & { asked: string[] } {
+interface Machine {
+  /** Interpreters that can import ctx_lsp. */
+  withCtxLsp?: string[];
+  /** name → full path of what is on PATH. */
+  onPath?: Record<string, string>;
+  /** Executable files that exist. */
+  files?: string[];
+}
+
+function probes(machine: Machine = {}): ExecProbes & { asked: string[] } {
   const asked: string[] = [];
+  const files = new Set([...(machine.files ?? []), ...Object.values(machine.onPath ?? {}), ...(machine.withCtxLsp ?? [])]);
   return {
     asked,
     hasCtxLsp: async (python) => {
       asked.push(python);
-      return withCtxLsp.includes(python);
+      return (machine.withCtxLsp ?? []).includes(python);
     },
-    onPath: (name) => onPath[name],
+    onPath: (name) => machine.onPath?.[name],
+    isExecutable: (file) => files.has(file),
   };
 }
 
+const HOME = "/home/me";
+const base = { serverCommand: [] as string[], interpreter: "", home: HOME, env: {}, platform: "linux" as const, workspaceFolders: ["/ws"] };
+
 describe("choosing the server's command line", () => {
-  test("ctxLsp.serverCommand wins and is used as is", async () => {
-    const p = probes([]);
-    const choice = await chooseServerExec({ serverCommand: ["uvx", "ctx-lsp", "serve"], interpreter: "/py", activePython: "/venv/python" }, p);
+  test("ctxLsp.serverCommand wins and is used as is, without probing interpreters", async () => {
+    const p = probes({ onPath: { uvx: "/usr/bin/uvx" } });
+    const choice = await chooseServerExec({ ...base, serverCommand: ["uvx", "ctx-lsp", "serve"], interpreter: "/py", activePython: "/venv/python" }, p);
     assert.deepEqual(choice.exec, { command: "uvx", args: ["ctx-lsp", "serve"], source: "serverCommand" });
+    assert.equal(choice.problem, undefined);
     assert.deepEqual(p.asked, []);
   });
 
-  test("then ctxLsp.interpreter, run as python -m ctx_lsp serve, without probing", async () => {
-    const p = probes([]);
-    const choice = await chooseServerExec({ serverCommand: [], interpreter: "/opt/py/bin/python", activePython: "/venv/python" }, p);
+  test("a ctxLsp.serverCommand whose program does not exist is a problem naming the setting and the program", async () => {
+    const choice = await chooseServerExec({ ...base, serverCommand: ["/nowhere/ctx-lsp", "serve"] }, probes({ files: ["/ws/.venv/bin/ctx-lsp"] }));
+    assert.equal(choice.setting, "serverCommand");
+    assert.match(choice.problem ?? "", /^ctxLsp\.serverCommand runs \/nowhere\/ctx-lsp, which is not an executable file\. Correct ctxLsp\.serverCommand, or remove it/);
+    const bare = await chooseServerExec({ ...base, serverCommand: ["ctx-lsp-nightly", "serve"] }, probes());
+    assert.match(bare.problem ?? "", /ctx-lsp-nightly, which is not on the extension host's PATH/);
+  });
+
+  test("then ctxLsp.interpreter, run as python -m ctx_lsp serve, once it is known to have ctx_lsp", async () => {
+    const choice = await chooseServerExec(
+      { ...base, interpreter: "/opt/py/bin/python", activePython: "/venv/python" },
+      probes({ withCtxLsp: ["/opt/py/bin/python", "/venv/python"] }),
+    );
     assert.deepEqual(choice.exec, { command: "/opt/py/bin/python", args: ["-m", "ctx_lsp", "serve"], source: "interpreter" });
     assert.equal(choice.problem, undefined);
-    assert.deepEqual(p.asked, []);
+  });
+
+  test("a ctxLsp.interpreter that is missing, or lacks ctx_lsp, is a problem that says which", async () => {
+    const missing = await chooseServerExec({ ...base, interpreter: "/opt/py/bin/python" }, probes());
+    assert.match(missing.problem ?? "", /ctxLsp\.interpreter is \/opt\/py\/bin\/python, which is not an executable file/);
+    const without = await chooseServerExec({ ...base, interpreter: "/opt/py/bin/python" }, probes({ files: ["/opt/py/bin/python"] }));
+    assert.match(without.problem ?? "", /cannot import ctx_lsp: install it there \(\/opt\/py\/bin\/python -m pip install ctx-lsp\)/);
+    assert.equal(without.setting, "interpreter");
   });
 
   test("then the Python extension's interpreter, if it can import ctx_lsp", async () => {
-    const choice = await chooseServerExec({ serverCommand: [], interpreter: "", activePython: "/venv/python" }, probes(["/venv/python"]));
+    const choice = await chooseServerExec(
+      { ...base, activePython: "/venv/python" },
+      probes({ withCtxLsp: ["/venv/python"], files: ["/ws/.venv/bin/ctx-lsp"] }),
+    );
     assert.deepEqual(choice.exec, { command: "/venv/python", args: [...MODULE_ARGS], source: "pythonExtension" });
   });
 
-  test("else ctx-lsp on PATH, with a note about the interpreter that lacked it", async () => {
+  test("then the workspace's .venv: its ctx-lsp script, as pip installs it", async () => {
     const choice = await chooseServerExec(
-      { serverCommand: [], interpreter: "", activePython: "/venv/python" },
-      probes([], { "ctx-lsp": "/usr/local/bin/ctx-lsp" }),
+      { ...base, activePython: "/usr/bin/python3" },
+      probes({ files: ["/ws/.venv/bin/ctx-lsp", "/ws/.venv/bin/python"], onPath: { "ctx-lsp": "/usr/local/bin/ctx-lsp" } }),
     );
-    assert.deepEqual(choice.exec, { command: "/usr/local/bin/ctx-lsp", args: ["serve"], source: "path" });
-    assert.match(choice.notes[0], /\/venv\/python cannot import ctx_lsp/);
-    assert.equal(choice.problem, undefined);
+    assert.deepEqual(choice.exec, { command: "/ws/.venv/bin/ctx-lsp", args: ["serve"], source: "workspaceVenv" });
+    assert.match(choice.notes[0], /\/usr\/bin\/python3 cannot import ctx_lsp/);
   });
 
-  test("nothing found: a problem that says how to fix it", async () => {
-    const choice = await chooseServerExec({ serverCommand: [], interpreter: "", activePython: "/venv/python" }, probes([]));
-    assert.equal(choice.exec.source, "path");
-    assert.match(choice.problem ?? "", /ctx-lsp was not found: install it into \/venv\/python .*ctxLsp\.interpreter/);
+  test("or its python -m ctx_lsp when there is no script; venv/ is tried after .venv/, in every folder", async () => {
+    const viaPython = await chooseServerExec({ ...base, workspaceFolders: ["/a", "/b"] }, probes({ files: ["/a/.venv/bin/python"], withCtxLsp: ["/b/venv/bin/python"] }));
+    assert.deepEqual(viaPython.exec, { command: "/b/venv/bin/python", args: [...MODULE_ARGS], source: "workspaceVenv" });
+    assert.match(viaPython.notes.join("\n"), /\/a\/\.venv\/bin\/python cannot import ctx_lsp/);
+  });
+
+  test("on Windows the venv's Scripts folder", async () => {
+    const choice = await chooseServerExec(
+      { ...base, platform: "win32", workspaceFolders: ["C:\\ws"] },
+      probes({ files: ["C:\\ws\\.venv\\Scripts\\ctx-lsp.exe"] }),
+    );
+    assert.deepEqual(choice.exec, { command: "C:\\ws\\.venv\\Scripts\\ctx-lsp.exe", args: ["serve"], source: "workspaceVenv" });
+  });
+
+  test("then ctx-lsp on PATH", async () => {
+    const choice = await chooseServerExec(base, probes({ onPath: { "ctx-lsp": "/usr/local/bin/ctx-lsp" }, files: [`${HOME}/.local/bin/ctx-lsp`] }));
+    assert.deepEqual(choice.exec, { command: "/usr/local/bin/ctx-lsp", args: ["serve"], source: "path" });
+  });
+
+  test("then pipx's bin directory ($PIPX_BIN_DIR, else ~/.local/bin), which a desktop launcher's PATH often lacks", async () => {
+    const pipx = await chooseServerExec(base, probes({ files: [`${HOME}/.local/bin/ctx-lsp`] }));
+    assert.deepEqual(pipx.exec, { command: `${HOME}/.local/bin/ctx-lsp`, args: ["serve"], source: "pipx" });
+    const custom = await chooseServerExec({ ...base, env: { PIPX_BIN_DIR: "/opt/pipx/bin" } }, probes({ files: ["/opt/pipx/bin/ctx-lsp"] }));
+    assert.equal(custom.exec.command, "/opt/pipx/bin/ctx-lsp");
+  });
+
+  test("last, python -m ctx_lsp with the interpreters on PATH", async () => {
+    const choice = await chooseServerExec(base, probes({ onPath: { python3: "/usr/bin/python3", python: "/usr/local/bin/python" }, withCtxLsp: ["/usr/local/bin/python"] }));
+    assert.deepEqual(choice.exec, { command: "/usr/local/bin/python", args: [...MODULE_ARGS], source: "pythonOnPath" });
+  });
+
+  test("nothing found: the problem lists every place tried and what to set", async () => {
+    const choice = await chooseServerExec(
+      { ...base, workspaceFolders: [`${HOME}/shop`], activePython: "/usr/bin/python3" },
+      probes({ onPath: { python3: "/usr/bin/python3" } }),
+    );
+    assert.equal(
+      choice.problem,
+      "ctx-lsp was not found. Tried: the Python extension's interpreter (/usr/bin/python3); ~/shop/.venv and ~/shop/venv; " +
+        "ctx-lsp on PATH; ~/.local/bin/ctx-lsp; python -m ctx_lsp with python3 and python on PATH. " +
+        "Install it into the workspace's .venv (.venv/bin/python -m pip install ctx-lsp) or with pipx install ctx-lsp, " +
+        "or set ctxLsp.interpreter to a Python that has it, or ctxLsp.serverCommand to the command that runs it.",
+    );
   });
 
   test("the exec has no transport: vscode-languageclient would append --stdio, which ctx-lsp serve rejects", async () => {
-    const choice = await chooseServerExec({ serverCommand: [], interpreter: "/py", activePython: undefined }, probes([]));
+    const choice = await chooseServerExec({ ...base, interpreter: "/py" }, probes({ withCtxLsp: ["/py"] }));
     assert.deepEqual(Object.keys(choice.exec).sort(), ["args", "command", "source"]);
     assert.ok(!choice.exec.args.includes("--stdio"));
   });

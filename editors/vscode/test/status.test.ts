@@ -37,12 +37,27 @@ describe("token formatting", () => {
 });
 
 describe("status bar", () => {
-  test("starting, then ready", () => {
+  test("starting, then indexing until the first index ends, then ready", () => {
     const model = new StatusBarModel();
     assert.match(model.view().text, /loading~spin/);
     model.setState("running");
+    assert.equal(model.view().text, "$(sync~spin) ctx", "not 'ready' before the server's first progress");
+    model.onProgress("t0", { kind: "begin", title: "Indexing workspace", percentage: 0 });
+    model.onProgress("t0", { kind: "end" });
     assert.equal(model.view().text, "$(layers) ctx");
     assert.equal(model.view().warning, false);
+  });
+
+  test("a server that reports no index is ready once the grace period is over; a restart waits again", () => {
+    const model = new StatusBarModel();
+    model.setState("running");
+    model.firstIndexOverdue();
+    assert.equal(model.view().text, "$(layers) ctx");
+    model.setState("running");
+    assert.equal(model.view().text, "$(layers) ctx", "still running: no new wait");
+    model.setState("stopped");
+    model.setState("running");
+    assert.equal(model.view().text, "$(sync~spin) ctx");
   });
 
   test("indexing progress shows its percentage and message, and clears at the end", () => {

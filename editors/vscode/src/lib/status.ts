@@ -66,17 +66,36 @@ interface ActiveProgress {
   percentage?: number;
 }
 
+/**
+ * How long a started server may take to report its first index before the item says
+ * "ready" anyway (a server that reports no progress must not spin for ever).
+ */
+export const FIRST_INDEX_GRACE_MS = 10_000;
+
 /** Plain state → text; the extension copies `view()` onto a `StatusBarItem`. */
 export class StatusBarModel {
   private state: ServerState = "starting";
   private detail = "";
   private readonly progress = new Map<string | number, ActiveProgress>();
   private last: LastBundle | undefined;
+  /**
+   * Running, but the first index has not been reported yet. The server indexes right after
+   * `initialized` and only then begins its progress: without this, the item said "ready"
+   * for a moment before indexing (seen in a real VS Code).
+   */
+  private awaitingIndex = false;
 
   setState(state: ServerState, detail = ""): void {
+    if (state === "running" && this.state !== "running") this.awaitingIndex = true;
+    if (state !== "running") this.awaitingIndex = false;
     this.state = state;
     this.detail = detail;
     if (state !== "running") this.progress.clear();
+  }
+
+  /** The grace period after the start is over (see FIRST_INDEX_GRACE_MS). */
+  firstIndexOverdue(): void {
+    this.awaitingIndex = false;
   }
 
   /** Feed every `$/progress` work-done value here. */
@@ -92,10 +111,12 @@ export class StatusBarModel {
       });
     } else {
       this.progress.delete(token);
+      this.awaitingIndex = false;
     }
   }
 
   onBundle(agent: string, result: Pick<BundleResult, "total_tokens" | "budget" | "sections">): void {
+    this.awaitingIndex = false;
     this.last = { agent, totalTokens: result.total_tokens, budget: result.budget, sections: result.sections?.length ?? 0 };
   }
 
@@ -121,6 +142,9 @@ export class StatusBarModel {
       const pct = latest.percentage !== undefined ? ` ${Math.floor(latest.percentage)}%` : "";
       const message = latest.message ? `: ${latest.message}` : "";
       return { text: `$(sync~spin) ctx${pct}`, tooltip: `${latest.title}${message}. ${click}`, warning: false };
+    }
+    if (this.awaitingIndex) {
+      return { text: "$(sync~spin) ctx", tooltip: `ctx-lsp is starting to index the workspace. ${click}`, warning: false };
     }
     if (this.last) {
       const { agent, totalTokens, budget, sections } = this.last;
