@@ -183,23 +183,30 @@ def test_csharp_using_reaches_the_folder_that_mirrors_the_namespace(tmp_path: Pa
 
 def test_typescript_workspace_packages_resolve_to_their_sources(tmp_path: Path) -> None:
     """Ensure that `@acme/ui` (a package of the repository's workspaces, built to dist/)
-    resolves to its source entry, and `@acme/ui/button` to the file in its `src/`."""
+    resolves to its source entry, `@acme/ui/button` to the file in its `src/`, and
+    `@acme/ui/forms/input` through its `exports` pattern (dist/ mapped to src/)."""
     graph = _graph(
         tmp_path,
         {
             "package.json": '{"private": true, "workspaces": ["packages/*"]}\n',
-            "packages/ui/package.json": '{"name": "@acme/ui", "main": "./dist/index.js"}\n',
+            "packages/ui/package.json": (
+                '{"name": "@acme/ui", "main": "./dist/index.js",'
+                ' "exports": {".": "./dist/index.js", "./forms/*": {"import": "./dist/controls/*.js"}}}\n'
+            ),
             "packages/ui/src/index.ts": 'export * from "./button"\n',
             "packages/ui/src/button.ts": "export function Button() {}\n",
+            "packages/ui/src/controls/input.ts": "export function Input() {}\n",
             "packages/app/package.json": '{"name": "@acme/app"}\n',
             "packages/app/src/main.ts": (
                 'import { Button } from "@acme/ui"\nimport { Button as B } from "@acme/ui/button"\n'
+                'import { Input } from "@acme/ui/forms/input"\n'
             ),
         },
     )
     main = "packages/app/src/main.ts"
     assert _weight(graph, tmp_path, main, "packages/ui/src/index.ts") >= IMPORT
     assert _weight(graph, tmp_path, main, "packages/ui/src/button.ts") >= IMPORT
+    assert _weight(graph, tmp_path, main, "packages/ui/src/controls/input.ts") >= IMPORT  # an exports pattern
 
 
 def test_a_changed_tsconfig_resolves_the_imports_again(tmp_path: Path) -> None:

@@ -72,7 +72,8 @@ def import_probes(rel_path: str, imp: Import, root: str) -> list[tuple[str, ...]
 def _workspace_package_probes(specifier: str, root: str) -> list[tuple[str, ...]]:
     """`@acme/ui` or `@acme/ui/button` as a package of the repository's workspaces: its
     entry point's source (`source`, `types`, `module`, `main` with `dist/`→`src/`), then
-    `src/index.*` and `index.*`; a subpath in the package's folder or its `src/`."""
+    `src/index.*` and `index.*`; a subpath through the package's `exports` map, else in
+    its folder or its `src/`."""
     packages = _workspace_packages(root)
     if not packages:
         return []
@@ -82,10 +83,15 @@ def _workspace_package_probes(specifier: str, root: str) -> list[tuple[str, ...]
     found = packages.get(name)
     if found is None:
         return []
-    folder, entries = found
+    folder, entries, subpaths = found
     join = posixpath.join
     if subpath:
-        return [_file_candidates(join(folder, subpath)), _file_candidates(join(folder, "src", subpath))]
+        groups = []
+        for pattern, targets in subpaths:
+            star = _matched_star(pattern, subpath)
+            if star is not None:
+                groups += [_file_candidates(join(folder, t.replace("*", star, 1))) for t in targets]
+        return [*groups, _file_candidates(join(folder, subpath)), _file_candidates(join(folder, "src", subpath))]
     groups = [_file_candidates(join(folder, entry)) for entry in entries]
     groups += [_file_candidates(join(folder, "src/index")), _file_candidates(join(folder, "index"))]
     return groups
@@ -99,11 +105,39 @@ def _entries(manifest: dict) -> tuple[str, ...]:
     """A package's entry points as source paths without their extension."""
     found = [manifest[f] for f in _ENTRY_FIELDS if isinstance(manifest.get(f), str)]
     exports = manifest.get("exports")
-    dot = exports.get(".") if isinstance(exports, dict) else exports
-    if isinstance(dot, str):
-        found.append(dot)
-    elif isinstance(dot, dict):
-        found.extend(v for v in dot.values() if isinstance(v, str))
+    found.extend(_targets(exports.get(".") if isinstance(exports, dict) else exports))
+    return _sources(found)
+
+
+def _subpath_exports(manifest: dict) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(subpath pattern without `./`, its targets as sources) of an `exports` map."""
+    exports = manifest.get("exports")
+    if not isinstance(exports, dict):
+        return ()
+    return tuple(
+        (key[2:], _sources(_targets(value)))
+        for key, value in exports.items()
+        if isinstance(key, str) and key.startswith("./") and key != "./package.json"
+    )
+
+
+def _targets(value: object) -> list[str]:
+    """The paths an `exports` value names: itself, or its conditions' (one level deep)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        found = []
+        for inner in value.values():
+            if isinstance(inner, str):
+                found.append(inner)
+            elif isinstance(inner, dict):
+                found.extend(v for v in inner.values() if isinstance(v, str))
+        return found
+    return []
+
+
+def _sources(found: list[str]) -> tuple[str, ...]:
+    """Paths without their script extension, built ones (`dist/x`) also as `src/x`."""
     out = []
     for entry in found:
         path = posixpath.normpath(_SCRIPT_SUFFIX.sub("", entry))
@@ -134,13 +168,14 @@ def _workspace_globs(root: str) -> list[str]:
 
 
 MAX_WORKSPACE_PACKAGES = 500
+_Package = tuple[str, tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]]
 
 
 @functools.lru_cache(maxsize=32)
-def _workspace_packages(root: str) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """Package name → (its folder in the workspace folder, entry points) for the
-    repository's own packages. Read once per process, like the tsconfig."""
-    packages: dict[str, tuple[str, tuple[str, ...]]] = {}
+def _workspace_packages(root: str) -> dict[str, _Package]:
+    """Package name → (its folder in the workspace folder, entry points, subpath exports)
+    for the repository's own packages. Read once per process, like the tsconfig."""
+    packages: dict[str, _Package] = {}
     for pattern in _workspace_globs(root):
         for manifest_path in sorted(glob.glob(os.path.join(root, pattern, "package.json"), recursive=True)):
             if "node_modules" in manifest_path or len(packages) >= MAX_WORKSPACE_PACKAGES:
@@ -149,7 +184,7 @@ def _workspace_packages(root: str) -> dict[str, tuple[str, tuple[str, ...]]]:
             name = manifest.get("name") if manifest else None
             if isinstance(name, str) and manifest is not None:
                 folder = os.path.relpath(os.path.dirname(manifest_path), root).replace(os.sep, "/")
-                packages.setdefault(name, (folder, _entries(manifest)))
+                packages.setdefault(name, (folder, _entries(manifest), _subpath_exports(manifest)))
     return packages
 
 
