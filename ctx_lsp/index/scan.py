@@ -88,19 +88,23 @@ DEFAULT_IGNORED_SUFFIXES = (
     ".map",
     ".lock",
 )
-DEFAULT_IGNORED_NAMES = frozenset(
-    {
-        "package-lock.json",
-        "npm-shrinkwrap.json",
-        "pnpm-lock.yaml",
-        "bun.lockb",
-        "go.sum",
-        ".coverage",
-        ".DS_Store",
-    }
-)
+LOCK_FILE_NAMES = frozenset({"package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "bun.lockb", "go.sum"})
+DEFAULT_IGNORED_NAMES = LOCK_FILE_NAMES | {".coverage", ".DS_Store"}
 """Generated or machine-only files: minified bundles, lock files, compiled objects. Checked
 by name, not through pathspec: this runs for every file of every scan."""
+
+MINIFIED_SUFFIXES = (".min.js", ".min.mjs", ".min.cjs", ".min.css", ".map")
+
+
+def machine_file_reason(name: str) -> str | None:
+    """Why a file the built-in names keep out is kept out, for status (None: not one of them)."""
+    if name in LOCK_FILE_NAMES or name.endswith(".lock"):
+        return SkipReason.LOCK_FILE
+    if name.endswith(MINIFIED_SUFFIXES):
+        return SkipReason.MINIFIED
+    if name.endswith(DEFAULT_IGNORED_SUFFIXES):
+        return SkipReason.COMPILED
+    return None
 
 BINARY_SUFFIXES = frozenset(
     [
@@ -186,9 +190,13 @@ class SkipReason:
     NOT_A_FILE = "not_a_file"
     SECRET = "secret"
     MINIFIED = "minified"
+    """Code with a line over thousands of characters, or named `*.min.js`, `*.map`: not parsed."""
     GENERATED = "generated"
     """Code that says a tool wrote it (`// Code generated ... DO NOT EDIT.`): not parsed."""
-    """Code with a line over thousands of characters: generated or minified, not parsed."""
+    LOCK_FILE = "lock_file"
+    """A package manager's lock file (`package-lock.json`, `Cargo.lock`, `go.sum`): never read."""
+    COMPILED = "compiled"
+    """Compiled objects and caches (`*.pyc`, `*.so`, `*.class`): never read."""
     CHANGED = "changed"
     """Replaced (by a link, a FIFO) between being listed and being read."""
 
@@ -420,7 +428,7 @@ def scan_folder(
                     if is_dir:
                         result.ignored_dirs += 1
                     else:
-                        result.skipped[SkipReason.IGNORED] += 1
+                        result.skipped[machine_file_reason(entry.name) or SkipReason.IGNORED] += 1
                     continue
                 if is_link:
                     # Like git, links are not followed: one inside the workspace points at

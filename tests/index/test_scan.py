@@ -39,7 +39,7 @@ def test_default_ignores(tmp_path: Path) -> None:
     result = _scan(tmp_path)
     assert _paths(result) == ["src/app.py"]
     assert result.ignored_dirs >= 7
-    assert result.skipped[SkipReason.IGNORED] == 1  # app.min.js
+    assert result.skipped[SkipReason.MINIFIED] == 1  # app.min.js, by its name
 
 
 def test_nested_gitignore_and_negation(tmp_path: Path) -> None:
