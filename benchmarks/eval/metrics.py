@@ -113,24 +113,42 @@ def shows_chain(content: str, chain: list[dict]) -> bool:
     Each scope must appear after its parent and before the parent's block ends
     (a class/def header at the parent's indentation or less), so ``class Foo``
     followed later by ``Other``'s ``def baz`` does not count as ``Foo.baz``.
+
+    Outside Python a type has many blocks (Rust's ``impl Arg { … }`` several times in one
+    file, one per topic): every block that matches the parent is tried, not only the first.
     """
     lines = [_strip_lineno(ln) for ln in content.splitlines()]
-    header = _BRACE_HEADER_RE if any(s.get("pattern") for s in chain) else _HEADER_RE
-    i = 0
-    parent_indent: int | None = None
-    for scope in chain:
-        text, pat = _scope_patterns(scope)
-        while True:
-            if i >= len(lines):
-                return False
+    if not any(s.get("pattern") for s in chain):  # Python: the rule as it always was
+        i = 0
+        parent_indent: int | None = None
+        for scope in chain:
+            text, pat = _scope_patterns(scope)
+            while True:
+                if i >= len(lines):
+                    return False
+                line = lines[i]
+                i += 1
+                if _line_matches(line, text, pat):
+                    parent_indent = _indent(line)
+                    break
+                if parent_indent is not None and _HEADER_RE.match(line) and _indent(line) <= parent_indent:
+                    return False
+        return True
+    scopes = [_scope_patterns(s) for s in chain]
+
+    def match(k: int, start: int, parent_indent: int | None) -> bool:
+        if k == len(scopes):
+            return True
+        text, pat = scopes[k]
+        for i in range(start, len(lines)):
             line = lines[i]
-            i += 1
-            if _line_matches(line, text, pat):
-                parent_indent = _indent(line)
-                break
-            if parent_indent is not None and header.match(line) and _indent(line) <= parent_indent:
+            if _line_matches(line, text, pat) and match(k + 1, i + 1, _indent(line)):
+                return True
+            if parent_indent is not None and _BRACE_HEADER_RE.match(line) and _indent(line) <= parent_indent:
                 return False
-    return True
+        return False
+
+    return match(0, 0, None)
 
 
 _GUTTER_RE = re.compile(r"^\s*L?(\d+)\s*[│|:]\s?(.*)$")

@@ -163,8 +163,12 @@ class ResultCache:
         self.rows[key] = row
         if self.path:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(row) + "\n")
+            # One write() on an O_APPEND descriptor: two runs sharing the cache never interleave.
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, (json.dumps(row) + "\n").encode("utf-8"))
+            finally:
+                os.close(fd)
 
 
 # --------------------------------------------------------------------------- aggregation

@@ -139,6 +139,16 @@ def _check_imported_from(root: Path, system: str = "ctxlsp-inproc") -> None:
     _report_import(system, str(where))
 
 
+def fresh_ctxlsp_cache(workspace: Path) -> None:
+    """Drop the ``.ctx-lsp/`` cache an earlier run left in a shared workspace.
+
+    Workspaces under /tmp/eval-ws are reused across runs, and two checkouts of ctx-lsp
+    (main and a branch) must each index the parent tree themselves: otherwise one would
+    restore the index the other wrote and measure it.
+    """
+    shutil.rmtree(workspace / ".ctx-lsp", ignore_errors=True)
+
+
 class System(ABC):
     name: str
     language: str = "python"  # the instance's language (run.py sets it per repository)
@@ -270,6 +280,7 @@ class CtxLspCli(System):
         return json.loads(proc.stdout), elapsed
 
     def prepare(self, workspace: Path, files: list[str]) -> float | None:
+        fresh_ctxlsp_cache(workspace)
         _, elapsed = self._run(workspace, "warm up the index", 1000, None)
         return elapsed
 
@@ -310,6 +321,7 @@ class CtxLspInProcess(System):
         return json.loads(buf.getvalue()), elapsed
 
     def prepare(self, workspace: Path, files: list[str]) -> float | None:
+        fresh_ctxlsp_cache(workspace)
         return self._run(workspace, "warm up the index", 1000, None)[1]
 
     def bundle(self, workspace: Path, files: list[str], query: str, budget: int, open_file: str | None) -> Bundle:
@@ -352,6 +364,7 @@ class CtxLspEngine(System):
 
     def prepare(self, workspace: Path, files: list[str]) -> float | None:
         self._close_engine()
+        fresh_ctxlsp_cache(workspace)
         t0 = time.perf_counter()
         self._engine = self._mod.Engine([workspace.resolve()])
         self._engine.index()
