@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ctx-python", default=None, help="interpreter for the ctxlsp CLI system")
     args = ap.parse_args(argv)
     if args.ctx_root:
-        os.environ["CTX_EVAL_CTXLSP_ROOT"] = str(Path(args.ctx_root).resolve())
+        os.environ["CTX_EVAL_CTXLSP_ROOT"] = args.ctx_root
     if args.ctx_python:
         os.environ["CTX_EVAL_CTXLSP_PYTHON"] = args.ctx_python
 

@@ -259,7 +259,7 @@ def markdown_table(summary: dict[str, Any], systems: list[str], modes: list[str]
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "ctx_root", None):
-        os.environ["CTX_EVAL_CTXLSP_ROOT"] = str(Path(args.ctx_root).resolve())
+        os.environ["CTX_EVAL_CTXLSP_ROOT"] = args.ctx_root
     if getattr(args, "ctx_python", None):
         os.environ["CTX_EVAL_CTXLSP_PYTHON"] = args.ctx_python
     budgets = [int(b) for b in args.budgets.split(",")]
@@ -404,7 +404,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--ctx-root",
         default=None,
-        help="measure the ctx-lsp checkout at DIR (its ctx_lsp/ is snapshotted); default this checkout",
+        help="measure the ctx-lsp checkout at DIR (its ctx_lsp/ is snapshotted), or DIR@REV for the commit REV"
+        " of that checkout (git archive, uncommitted edits left out); default this checkout",
     )
     ap.add_argument("--ctx-python", default=None, help="interpreter for the ctxlsp CLI system (default: this one)")
     args = ap.parse_args(argv)

@@ -82,9 +82,43 @@ def snapshot_project(root: Path) -> Path:
     return dest
 
 
+def _split_rev(spec: str) -> tuple[str, str | None]:
+    """``DIR@REV`` -> (DIR, REV); a plain DIR -> (DIR, None)."""
+    if "@" in spec:
+        path, _, rev = spec.rpartition("@")
+        if path and rev and Path(path).is_dir():
+            return path, rev
+    return spec, None
+
+
+def _git(root: str, *args: str) -> str:
+    return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
 def ctxlsp_source_root() -> Path:
-    """The checkout measured: $CTX_EVAL_CTXLSP_ROOT (run.py --ctx-root), default this one."""
-    return Path(os.environ.get("CTX_EVAL_CTXLSP_ROOT", str(PROJECT_ROOT))).resolve()
+    """The checkout measured: $CTX_EVAL_CTXLSP_ROOT (run.py --ctx-root), default this one.
+
+    ``DIR@REV`` (e.g. ``/work/wt-lang@lang``) measures the commit REV of the checkout at
+    DIR, not its work tree: ``ctx_lsp/`` at REV is exported with ``git archive`` to
+    /tmp/eval-cache/ctxlsp-src/<sha>/, so uncommitted edits in DIR are left out.
+    """
+    spec = os.environ.get("CTX_EVAL_CTXLSP_ROOT", str(PROJECT_ROOT))
+    path, rev = _split_rev(spec)
+    if rev is None:
+        return Path(path).resolve()
+    sha = _git(path, "rev-parse", "--verify", f"{rev}^{{commit}}")
+    dest = Path(os.environ.get("CTX_EVAL_CACHE", "/tmp/eval-cache")) / "ctxlsp-src" / sha
+    if not (dest / "ctx_lsp" / "__init__.py").is_file():
+        tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        archive = subprocess.run(["git", "-C", path, "archive", sha, "ctx_lsp"], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
+        if dest.exists():
+            shutil.rmtree(tmp)
+        else:
+            os.replace(tmp, dest)
+    return dest
 
 
 def ctxlsp_root() -> Path:
@@ -102,19 +136,18 @@ def ctxlsp_root() -> Path:
 
 def ctxlsp_provenance() -> dict[str, str]:
     """Which checkout is measured: its path, git commit and whether ctx_lsp/ was dirty."""
-    root = ctxlsp_source_root()
-    out = {"root": str(root)}
+    spec = os.environ.get("CTX_EVAL_CTXLSP_ROOT", str(PROJECT_ROOT))
+    path, rev = _split_rev(spec)
+    out = {"root": str(Path(path).resolve())}
     try:
-        out["commit"] = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--", "ctx_lsp"], capture_output=True, text=True
-        ).stdout.strip()
-        out["dirty"] = "yes" if dirty else "no"
-        out["branch"] = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True
-        ).stdout.strip()
+        if rev is not None:
+            out["commit"] = _git(path, "rev-parse", "--verify", f"{rev}^{{commit}}")
+            out["dirty"] = "no (git archive of the commit)"
+            out["branch"] = rev
+            return out
+        out["commit"] = _git(path, "rev-parse", "HEAD")
+        out["dirty"] = "yes" if _git(path, "status", "--porcelain", "--", "ctx_lsp") else "no"
+        out["branch"] = _git(path, "rev-parse", "--abbrev-ref", "HEAD")
     except (OSError, subprocess.CalledProcessError):
         pass
     return out
