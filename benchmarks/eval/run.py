@@ -268,6 +268,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if m not in MODES:
             raise SystemExit(f"unknown mode {m!r}")
     system_names = [s for s in args.systems.split(",") if s]
+    # Which checkout, read when its ctx_lsp/ is copied (next line), not at the end of a
+    # run: a checkout being edited has moved on by then.
+    provenance = ctxlsp_provenance() if any(s.startswith("ctxlsp") for s in system_names) else None
     systems: dict[str, System] = {s: make_system(s) for s in system_names}
     versions = {s: sys_.version_key() for s, sys_ in systems.items()}
     mkey = f"s{metrics.SCORING_VERSION}-{file_hash(HERE / 'tokens.py')}"
@@ -365,7 +368,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "config": {k: v for k, v in vars(args).items()},
         "versions": versions,
-        "ctxlsp": ctxlsp_provenance() if any(s.startswith("ctxlsp") for s in system_names) else None,
+        "ctxlsp": provenance,
         "instances_per_repo": per_repo,
         "elapsed_s": elapsed,
         "mean_scan_s": {s: statistics.fmean(v) for s, v in scan_times.items() if v},
