@@ -1,6 +1,7 @@
 """BM25-over-whole-files baseline: the simplest thing an agent harness could do.
 
-Score every ``.py`` file of the workspace against the task text with BM25
+Score every source file of the instance's language (``.py`` for Python; see
+``langs.EXTENSIONS``) of the workspace against the task text with BM25
 (k1=1.5, b=0.75) over identifier-aware tokens, then pack whole files in rank
 order while they fit the budget (a file that does not fit is skipped and the
 next one tried). Whole files make "function found" trivially true whenever the
@@ -21,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import langs
 import tokens
 
 K1 = 1.5
@@ -166,7 +168,7 @@ class Document:
 
 
 class BM25Index:
-    """An in-memory BM25 index of one workspace's Python files (path included in the text)."""
+    """An in-memory BM25 index of one workspace's source files (path included in the text)."""
 
     def __init__(self, docs: list[Document]) -> None:
         self.docs = docs
@@ -178,10 +180,10 @@ class BM25Index:
         self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
 
     @classmethod
-    def from_workspace(cls, root: Path, files: list[str]) -> BM25Index:
+    def from_workspace(cls, root: Path, files: list[str], exts: tuple[str, ...] = (".py",)) -> BM25Index:
         docs = []
         for rel in files:
-            if not rel.endswith(".py"):
+            if not rel.endswith(exts):
                 continue
             try:
                 text = (root / rel).read_text(encoding="utf-8", errors="replace")
@@ -213,7 +215,7 @@ def render_file(path: str, text: str) -> str:
     """How a whole file is shown to the model (the header and fence are counted too)."""
     if not text.endswith("\n"):
         text += "\n"
-    return f"{path}\n```python\n{text}```\n\n"
+    return f"{path}\n```{langs.fence(path)}\n{text}```\n\n"
 
 
 def pack(index: BM25Index, query: str, budget: int, open_file: str | None = None) -> list[tuple[str, str, int]]:
@@ -289,10 +291,10 @@ class ChunkIndex:
         self.idf = {t: math.log(1 + (n - k + 0.5) / (k + 0.5)) for t, k in df.items()}
 
     @classmethod
-    def from_workspace(cls, root: Path, files: list[str]) -> ChunkIndex:
+    def from_workspace(cls, root: Path, files: list[str], exts: tuple[str, ...] = (".py",)) -> ChunkIndex:
         out: dict[str, list[str]] = {}
         for rel in files:
-            if rel.endswith(".py"):
+            if rel.endswith(exts):
                 try:
                     out[rel] = (root / rel).read_text(encoding="utf-8", errors="replace").splitlines()
                 except OSError:
@@ -342,7 +344,7 @@ def pack_chunks(
             continue
         lines = index.lines[c.path]
         body = "".join(f"{n:>5}│ {lines[n - 1]}\n" for n in range(start, end + 1))
-        block = f"{c.path} (lines {start}-{end})\n```python\n{body}```\n\n"
+        block = f"{c.path} (lines {start}-{end})\n```{langs.fence(c.path)}\n{body}```\n\n"
         n = tokens.count(block)
         if used + n > budget:
             continue

@@ -10,6 +10,7 @@ present but condensed past the function's definition?
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -30,7 +31,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=8000)
     ap.add_argument("--pool", type=int, default=400)
     ap.add_argument("--show-content", action="store_true", help="print the pieces of answer files")
+    ap.add_argument("--ctx-root", default=None, help="the ctx-lsp checkout to run (as run.py --ctx-root)")
+    ap.add_argument("--ctx-python", default=None, help="interpreter for the ctxlsp CLI system")
     args = ap.parse_args(argv)
+    if args.ctx_root:
+        os.environ["CTX_EVAL_CTXLSP_ROOT"] = args.ctx_root
+    if args.ctx_python:
+        os.environ["CTX_EVAL_CTXLSP_PYTHON"] = args.ctx_python
 
     pool = load_pool(args.repo, args.pool, None)
     matches = [i for i in pool if i.commit.startswith(args.commit)]
@@ -42,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     ws = repo.workspace(inst.parent, Path(DEFAULT_WS_ROOT))
     files = list_files(ws)
     system = make_system(args.system)
+    system.set_language(inst.lang)
     open_file = inst.open_file if args.mode == "open" else None
     system.prepare(ws, files)
     bundle = system.bundle(ws, files, inst.task, args.budget, open_file)

@@ -1,15 +1,17 @@
 """Build eval instances from a repository's git history.
 
-An instance is one real commit: its message is the *task*, the non-test Python
-files it changed (as they were in the parent) are the *answer files*, and the
-functions/classes whose lines it touched are the *answer functions*. The
+An instance is one real commit: its message is the *task*, the non-test source
+files of the repository's language it changed (as they were in the parent) are the
+*answer files*, and the functions/classes whose lines it touched are the *answer
+functions* (Python: ``ast``; TypeScript/JavaScript, Go, Rust: tree-sitter, see
+``langs.py``). The
 systems under test only ever see the parent commit, so this measures whether a
 context bundle built from the task text (and optionally the file being worked
 on) contains the code the real change needed.
 
 Usage::
 
-    python benchmarks/eval/instances.py REPO_PATH --out FILE.jsonl [--max N] [--since REV]
+    python benchmarks/eval/instances.py REPO_PATH --out FILE.jsonl [--max N] [--since REV] [--lang L]
 
 REPO_PATH may be a bare git dir (e.g. /work/.mirror/owner+name/repo) or a work tree.
 """
@@ -23,8 +25,9 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
+import langs
 from gitrepo import GitRepo, Hunk
 
 MIN_TASK_WORDS = 6
@@ -32,7 +35,8 @@ MAX_FILES = 6
 DEFAULT_MAX_LINES = 400
 # Bump when what an instance records changes: cached pools (run.load_pool) are keyed by it.
 # 2: answer_lines (the changed lines' text, for line recall).
-INSTANCES_VERSION = 2
+# 3: languages (TypeScript/JavaScript, Go, Rust); Python instances are unchanged.
+INSTANCES_VERSION = 3
 MIN_LINE_CHARS = 8  # a changed line must be at least this long (stripped) to identify itself
 
 # Subjects that describe housekeeping rather than a task a coding agent would get.
@@ -59,23 +63,22 @@ TRAILER_RE = re.compile(
     re.IGNORECASE,
 )
 BOT_AUTHOR_RE = re.compile(r"\[bot\]|pre-commit-ci|dependabot", re.IGNORECASE)
+# Outside Python (whose rules above stay as they were, so its instances do not move):
+# conventional-commit housekeeping types and more bots.
+CONVENTIONAL_SKIP_RE = re.compile(
+    r"^\s*(chore|ci|build|style|tests?|bench|release|deps|docs?)\s*(\([^)]*\))?\s*!?\s*:", re.IGNORECASE
+)
+MORE_BOTS_RE = re.compile(r"renovate|github-actions|mergify", re.IGNORECASE)
 
 
 def is_test_path(path: str) -> bool:
     """Tests are not answers: under a test(s)/ dir, or test_*.py, *_test.py, conftest.py."""
-    p = PurePosixPath(path)
-    if any(part in ("test", "tests", "testing") for part in p.parts[:-1]):
-        return True
-    name = p.name
-    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+    return langs.is_test_path(path, "python")
 
 
 def is_answer_candidate(path: str) -> bool:
     """A non-test .py file outside docs/ (docs/conf.py and doc examples are not code tasks)."""
-    if not path.endswith(".py") or is_test_path(path):
-        return False
-    parts = PurePosixPath(path).parts
-    return not (parts and parts[0] in ("doc", "docs"))
+    return langs.is_answer_candidate(path, "python")
 
 
 def clean_message(message: str) -> str:
@@ -87,8 +90,10 @@ def clean_message(message: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text)
 
 
-def task_is_usable(subject: str, task: str) -> bool:
+def task_is_usable(subject: str, task: str, lang: str = "python") -> bool:
     if SKIP_SUBJECT_RE.match(subject) or TYPING_SUBJECT_RE.search(subject):
+        return False
+    if lang != "python" and CONVENTIONAL_SKIP_RE.match(subject):
         return False
     return len(re.findall(r"[A-Za-z0-9_]+", task)) >= MIN_TASK_WORDS
 
@@ -155,14 +160,18 @@ def innermost(defs: list[Definition], first: int, last: int) -> Definition | Non
     return best
 
 
-def touched_definitions(defs: list[Definition], hunks: list[Hunk]) -> list[Definition]:
+def touched_definitions(defs: list[Definition], hunks: list[Hunk], by_line: bool = False) -> list[Definition]:
     """Definitions (innermost per changed line) whose parent lines the diff deletes or modifies.
 
     A pure insertion after line L touches the definition that contains both L and
     L+1, i.e. code inserted strictly inside it (adding a method between two
     methods touches the class, not the neighbouring method).
+
+    ``by_line``: definitions are told apart by qualname *and* definition line (Rust's
+    ``impl Display for Foo`` and ``impl Debug for Foo`` both have a ``Foo.fmt``; TS
+    overloads share a name). Python keeps one per qualname, as it always has.
     """
-    hit: dict[str, Definition] = {}
+    hit: dict[object, Definition] = {}
     for h in hunks:
         if h.old_count == 0:
             spans = [(h.old_start, h.old_start + 1)] if h.old_start > 0 else []
@@ -171,7 +180,7 @@ def touched_definitions(defs: list[Definition], hunks: list[Hunk]) -> list[Defin
         for first, last in spans:
             d = innermost(defs, first, last)
             if d is not None:
-                hit[d.qualname] = d
+                hit[(d.qualname, d.def_line) if by_line else d.qualname] = d
     return sorted(hit.values(), key=lambda d: d.start_line)
 
 
@@ -233,6 +242,7 @@ class Instance:
     answer_lines: dict[str, list[dict]] = field(default_factory=dict)
     git_dir: str = ""
     date: str = ""
+    lang: str = "python"
 
     @property
     def id(self) -> str:
@@ -260,13 +270,42 @@ class Instance:
         return cls(**{k: row[k] for k in cls.__dataclass_fields__ if k in row})
 
 
-def build_instance(repo: GitRepo, sha: str, parent: str, max_lines: int) -> Instance | None:
+def _outside(hunks: list[Hunk], ranges: list[tuple[int, int]]) -> list[Hunk]:
+    """The hunks (split to single lines) that do not fall in any of ``ranges``."""
+    if not ranges:
+        return hunks
+
+    def inside(line: int) -> bool:
+        return any(a <= line <= b for a, b in ranges)
+
+    out: list[Hunk] = []
+    for h in _split(hunks):
+        if h.old_count == 0:
+            if not (inside(h.old_start) and inside(h.old_start + 1)):
+                out.append(h)
+        elif not inside(h.old_start):
+            out.append(h)
+    return out
+
+
+def _split(hunks: list[Hunk]) -> list[Hunk]:
+    """Hunks that change several parent lines split into one hunk per line."""
+    out: list[Hunk] = []
+    for h in hunks:
+        if h.old_count <= 1:
+            out.append(h)
+        else:
+            out += [Hunk(n, 1, h.new_start, h.new_count) for n in range(h.old_start, h.old_start + h.old_count)]
+    return out
+
+
+def build_instance(repo: GitRepo, sha: str, parent: str, max_lines: int, lang: str = "python") -> Instance | None:
     message, date = repo.message_and_date(sha)
     subject = message.strip().splitlines()[0] if message.strip() else ""
     task = clean_message(message)
-    if not task_is_usable(subject, task):
+    if not task_is_usable(subject, task, lang):
         return None
-    stats = [(p, a, d) for p, a, d in repo.numstat(parent, sha) if is_answer_candidate(p)]
+    stats = [(p, a, d) for p, a, d in repo.numstat(parent, sha) if langs.is_answer_candidate(p, lang)]
     if not 1 <= len(stats) <= MAX_FILES:
         return None
     if sum(a + d for _, a, d in stats) > max_lines:
@@ -278,18 +317,30 @@ def build_instance(repo: GitRepo, sha: str, parent: str, max_lines: int) -> Inst
     for path, added, deleted in stats:
         if not repo.exists(parent, path):  # a new file cannot be found in the parent
             continue
+        source = repo.show(parent, path)
+        hunks = repo.hunks(parent, sha, path)
+        try:
+            if lang == "python":
+                defs: list = definitions(source)
+            else:
+                root = langs.parse(source, path)
+                defs = langs.definitions(source, path, root)
+                # Changes to test code inside a source file (Rust's #[cfg(test)] modules)
+                # are not answers; a file changed only there is not an answer file.
+                hunks = _outside(hunks, langs.test_ranges(source, path, root))
+                if not hunks:
+                    continue
+                errors = langs.error_ranges(root)
+                if errors and len(_outside(hunks, errors)) < len(_split(hunks)):
+                    raise SyntaxError(f"{path}: a changed line is in a region tree-sitter cannot parse")
+        except (SyntaxError, ValueError):
+            # Python 2 era source (or a file tree-sitter cannot parse cleanly): its
+            # function answers would be incomplete. Skip the commit.
+            return None
         files.append(path)
         changed[path] = added + deleted
-        source = repo.show(parent, path)
-        try:
-            defs = definitions(source)
-        except (SyntaxError, ValueError):
-            # Python 2 era source: its function answers would be incomplete, and
-            # that history is not what the tools are built for. Skip the commit.
-            return None
-        hunks = repo.hunks(parent, sha, path)
         lines[path] = find_answer_lines(source, hunks)
-        for d in touched_definitions(defs, hunks):
+        for d in touched_definitions(defs, hunks, by_line=lang != "python"):
             functions.append(
                 {
                     "path": path,
@@ -316,6 +367,7 @@ def build_instance(repo: GitRepo, sha: str, parent: str, max_lines: int) -> Inst
         answer_lines=lines,
         git_dir=str(repo.git_dir),
         date=date,
+        lang=lang,
     )
 
 
@@ -326,15 +378,21 @@ def extract(
     rev: str = "HEAD",
     max_lines: int = DEFAULT_MAX_LINES,
     progress: bool = False,
+    lang: str | None = None,
 ) -> list[Instance]:
-    """Instances from newest to oldest non-merge commit (deterministic for a given history)."""
+    """Instances from newest to oldest non-merge commit (deterministic for a given history).
+
+    ``lang``: the language whose files are answers; by default the one with the most
+    non-test source files at ``rev`` (``langs.detect_language``).
+    """
     repo = GitRepo(repo_path)
+    lang = lang or repo_language(repo, rev)
     out: list[Instance] = []
     commits = repo.commits(rev, since)
     for i, (sha, parent, author) in enumerate(commits):
-        if BOT_AUTHOR_RE.search(author):
+        if BOT_AUTHOR_RE.search(author) or (lang != "python" and MORE_BOTS_RE.search(author)):
             continue
-        inst = build_instance(repo, sha, parent, max_lines)
+        inst = build_instance(repo, sha, parent, max_lines, lang)
         if inst is not None:
             out.append(inst)
             if max_instances is not None and len(out) >= max_instances:
@@ -342,6 +400,10 @@ def extract(
         if progress and i % 200 == 0:
             print(f"[instances] {repo.name}: {i}/{len(commits)} commits, {len(out)} kept", file=sys.stderr)
     return out
+
+
+def repo_language(repo: GitRepo, rev: str = "HEAD") -> str:
+    return langs.detect_language(repo.text("ls-tree", "-r", "--name-only", rev).splitlines())
 
 
 def write_jsonl(instances: list[Instance], path: str | Path) -> None:
@@ -362,15 +424,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max", type=int, default=None, help="stop after N instances")
     ap.add_argument("--since", default=None, help="only commits after REV (REV..HEAD)")
     ap.add_argument("--rev", default="HEAD")
+    ap.add_argument("--lang", choices=langs.LANGUAGES, default=None, help="default: the repo's main language")
     ap.add_argument(
         "--max-lines",
         type=int,
         default=DEFAULT_MAX_LINES,
-        help="skip commits changing more non-test .py lines than this",
+        help="skip commits changing more non-test source lines than this",
     )
     args = ap.parse_args(argv)
     repo = GitRepo(args.repo)
-    insts = extract(args.repo, args.max, args.since, args.rev, args.max_lines, progress=True)
+    insts = extract(args.repo, args.max, args.since, args.rev, args.max_lines, progress=True, lang=args.lang)
     write_jsonl(insts, args.out)
     nfun = sum(len(i.functions) for i in insts)
     nlines = sum(len(i.lines("cold")) for i in insts)

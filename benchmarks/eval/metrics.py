@@ -17,6 +17,9 @@ covers). Then:
     whole scope chain in order — ``class Foo`` then ``def bar`` for ``Foo.bar`` —
     so that one ``def __init__`` line cannot stand for every ``__init__`` in the file.
   A whole file trivially shows every definition in it.
+  Outside Python a scope carries its own ``pattern`` (``langs.py``): a Go method is
+  recognised by ``func (… Stack…) Push``, a Rust method by ``impl … Buf`` then ``fn read``,
+  a TS method by ``class Foo`` then ``bar(``, an arrow-function const by ``const f``.
 - a changed *line* (see ``instances.find_answer_lines``: its stripped text, unique
   in the parent file, ≥ 8 characters) is *found* if some piece from its file has
   a line whose stripped text equals it, either as is or after a line-number gutter
@@ -28,6 +31,7 @@ covers). Then:
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -36,7 +40,8 @@ from typing import Any
 RANGE_SLACK = 1
 # Bump when the rules below change meaning: cached results are keyed by it.
 # 3: line recall.
-SCORING_VERSION = 3
+# 4: scopes may carry their own header pattern (TypeScript/JavaScript, Go, Rust).
+SCORING_VERSION = 4
 
 
 @dataclass
@@ -59,7 +64,14 @@ class Bundle:
         return {p.path for p in self.pieces if p.path}
 
 
+@functools.lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
 def _scope_patterns(scope: dict) -> tuple[str, re.Pattern[str]]:
+    if scope.get("pattern"):  # TypeScript/JavaScript, Go, Rust: the gold says how its header looks
+        return scope.get("text", "").strip(), _compiled(scope["pattern"])
     name = re.escape(scope["name"])
     if scope["kind"] == "class":
         pat = re.compile(rf"\bclass\s+{name}\b")
@@ -77,6 +89,13 @@ def _line_matches(line: str, scope_text: str, pat: re.Pattern[str]) -> bool:
 
 _LINENO_PREFIX_RE = re.compile(r"^\s*L?\d+(?:[:|│]\s?|\s)")
 _HEADER_RE = re.compile(r"^\s*(?:async\s+def|def|class)\s+\w")
+# A definition header in a brace language: where the block of the scope before it ends,
+# when at its indentation or less (see shows_chain).
+_BRACE_HEADER_RE = re.compile(
+    r"^\s*(?:(?:export|default|declare|abstract|async|pub(?:\([^)]*\))?|unsafe|extern(?:\s+\"[^\"]*\")?|"
+    r"public|private|protected|static|readonly)\s+)*"
+    r"(?:(?:class|interface|enum|namespace|function|fn|impl|trait|struct|union|mod|func|type)\b|macro_rules!)"
+)
 
 
 def _strip_lineno(line: str) -> str:
@@ -94,23 +113,42 @@ def shows_chain(content: str, chain: list[dict]) -> bool:
     Each scope must appear after its parent and before the parent's block ends
     (a class/def header at the parent's indentation or less), so ``class Foo``
     followed later by ``Other``'s ``def baz`` does not count as ``Foo.baz``.
+
+    Outside Python a type has many blocks (Rust's ``impl Arg { … }`` several times in one
+    file, one per topic): every block that matches the parent is tried, not only the first.
     """
     lines = [_strip_lineno(ln) for ln in content.splitlines()]
-    i = 0
-    parent_indent: int | None = None
-    for scope in chain:
-        text, pat = _scope_patterns(scope)
-        while True:
-            if i >= len(lines):
-                return False
+    if not any(s.get("pattern") for s in chain):  # Python: the rule as it always was
+        i = 0
+        parent_indent: int | None = None
+        for scope in chain:
+            text, pat = _scope_patterns(scope)
+            while True:
+                if i >= len(lines):
+                    return False
+                line = lines[i]
+                i += 1
+                if _line_matches(line, text, pat):
+                    parent_indent = _indent(line)
+                    break
+                if parent_indent is not None and _HEADER_RE.match(line) and _indent(line) <= parent_indent:
+                    return False
+        return True
+    scopes = [_scope_patterns(s) for s in chain]
+
+    def match(k: int, start: int, parent_indent: int | None) -> bool:
+        if k == len(scopes):
+            return True
+        text, pat = scopes[k]
+        for i in range(start, len(lines)):
             line = lines[i]
-            i += 1
-            if _line_matches(line, text, pat):
-                parent_indent = _indent(line)
-                break
-            if parent_indent is not None and _HEADER_RE.match(line) and _indent(line) <= parent_indent:
+            if _line_matches(line, text, pat) and match(k + 1, i + 1, _indent(line)):
+                return True
+            if parent_indent is not None and _BRACE_HEADER_RE.match(line) and _indent(line) <= parent_indent:
                 return False
-    return True
+        return False
+
+    return match(0, 0, None)
 
 
 _GUTTER_RE = re.compile(r"^\s*L?(\d+)\s*[│|:]\s?(.*)$")

@@ -21,6 +21,16 @@ function, line recall only instances with at least one qualifying changed line
 o200k_base on exactly the text the model would see; a bundle over budget is
 flagged as an overrun (and still scored).
 
+Languages: each repository's instances are in its main language (Python,
+TypeScript/JavaScript, Go or Rust; detected from its files, or ``--lang``), and the
+BM25 baselines index that language's source files. ``--by-repo`` prints one table per
+repository with its language.
+
+Which ctx-lsp: ``--ctx-root DIR`` measures the checkout at DIR (e.g. /work/wt-lang) instead
+of this one, ``--ctx-python PY`` runs the CLI system with another interpreter (one with
+that checkout's dependencies). Where ``ctx_lsp`` was imported from is printed once per
+system, and the checkout's commit is in the JSON (``ctxlsp``).
+
 Results are cached per (instance, system version, mode, budget) in
 /tmp/eval-cache/results.jsonl, so a re-run only computes what changed.
 """
@@ -39,12 +49,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import langs
 import metrics
 import tokens
 from bm25_baseline import list_files
 from gitrepo import DEFAULT_WS_ROOT, GitRepo
-from instances import INSTANCES_VERSION, Instance, extract, read_jsonl, write_jsonl
-from systems import System, file_hash, make_system
+from instances import INSTANCES_VERSION, Instance, extract, read_jsonl, repo_language, write_jsonl
+from systems import System, ctxlsp_provenance, file_hash, make_system
 
 HERE = Path(__file__).resolve().parent
 CACHE_DIR = Path(os.environ.get("CTX_EVAL_CACHE", "/tmp/eval-cache"))
@@ -58,18 +69,20 @@ def log(msg: str) -> None:
 # --------------------------------------------------------------------------- instances
 
 
-def load_pool(repo_path: str, pool: int, since: str | None) -> list[Instance]:
+def load_pool(repo_path: str, pool: int, since: str | None, lang: str | None = None) -> list[Instance]:
     """The newest ``pool`` instances of a repo, extracted once and cached by HEAD sha."""
     repo = GitRepo(repo_path)
     head = repo.rev_parse("HEAD")
+    lang = lang or repo_language(repo)
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    key = f"{since}|{INSTANCES_VERSION}|{file_hash(HERE / 'instances.py', HERE / 'gitrepo.py')}"
+    srcs = file_hash(HERE / "instances.py", HERE / "gitrepo.py", HERE / "langs.py")
+    key = f"{since}|{INSTANCES_VERSION}|{srcs}" + ("" if lang == "python" else f"|{lang}")
     tag = hashlib.sha256(key.encode()).hexdigest()[:8]
     path = CACHE_DIR / "instances" / f"{repo.name}-{head[:12]}-p{pool}-{tag}.jsonl"
     if path.exists():
         return read_jsonl(path)
-    log(f"[run] extracting instances from {repo.name} (shallow={repo.is_shallow()})")
-    insts = extract(repo_path, max_instances=pool, since=since, progress=True)
+    log(f"[run] extracting {lang} instances from {repo.name} (shallow={repo.is_shallow()})")
+    insts = extract(repo_path, max_instances=pool, since=since, progress=True, lang=lang)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_jsonl(insts, path)
     return insts
@@ -150,8 +163,12 @@ class ResultCache:
         self.rows[key] = row
         if self.path:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(json.dumps(row) + "\n")
+            # One write() on an O_APPEND descriptor: two runs sharing the cache never interleave.
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, (json.dumps(row) + "\n").encode("utf-8"))
+            finally:
+                os.close(fd)
 
 
 # --------------------------------------------------------------------------- aggregation
@@ -241,12 +258,19 @@ def markdown_table(summary: dict[str, Any], systems: list[str], modes: list[str]
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    if getattr(args, "ctx_root", None):
+        os.environ["CTX_EVAL_CTXLSP_ROOT"] = args.ctx_root
+    if getattr(args, "ctx_python", None):
+        os.environ["CTX_EVAL_CTXLSP_PYTHON"] = args.ctx_python
     budgets = [int(b) for b in args.budgets.split(",")]
     modes = [m for m in args.modes.split(",") if m]
     for m in modes:
         if m not in MODES:
             raise SystemExit(f"unknown mode {m!r}")
     system_names = [s for s in args.systems.split(",") if s]
+    # Which checkout, read when its ctx_lsp/ is copied (next line), not at the end of a
+    # run: a checkout being edited has moved on by then.
+    provenance = ctxlsp_provenance() if any(s.startswith("ctxlsp") for s in system_names) else None
     systems: dict[str, System] = {s: make_system(s) for s in system_names}
     versions = {s: sys_.version_key() for s, sys_ in systems.items()}
     mkey = f"s{metrics.SCORING_VERSION}-{file_hash(HERE / 'tokens.py')}"
@@ -255,15 +279,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     t_start = time.perf_counter()
     rows: list[dict] = []
-    per_repo: dict[str, dict[str, int]] = {}
+    per_repo: dict[str, dict[str, Any]] = {}
     scan_times: dict[str, list[float]] = defaultdict(list)
     for repo_path in args.repo:
         repo = GitRepo(repo_path)
-        pool = load_pool(repo_path, args.pool, args.since)
+        lang = getattr(args, "lang", None) or repo_language(repo)
+        pool = load_pool(repo_path, args.pool, args.since, lang)
         chosen = {m: select(pool, m, args.instances, args.seed) for m in modes}
-        per_repo[repo.name] = {m: len(v) for m, v in chosen.items()} | {"pool": len(pool)}
+        per_repo[repo.name] = {m: len(v) for m, v in chosen.items()} | {"pool": len(pool), "lang": lang}
+        if pool:
+            per_repo[repo.name]["commits"] = f"{pool[-1].date[:10]}..{pool[0].date[:10]}"
         order = [i for i in pool if any(i in chosen[m] for m in modes)]
-        log(f"[run] {repo.name}: pool {len(pool)}, " + ", ".join(f"{m} {len(chosen[m])}" for m in modes))
+        for system in systems.values():
+            system.set_language(lang)
+        log(f"[run] {repo.name} ({lang}): pool {len(pool)}, " + ", ".join(f"{m} {len(chosen[m])}" for m in modes))
         for k, inst in enumerate(order, 1):
             inst_modes = [m for m in modes if inst in chosen[m]]
             ws: Path | None = None
@@ -326,16 +355,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     by_repo = {}
     for name in per_repo:
         summ = aggregate([r for r in rows if r["repo"] == name])
-        by_repo[name] = {"summary": summ, "table": markdown_table(summ, system_names, modes, budgets)}
+        by_repo[name] = {
+            "lang": per_repo[name]["lang"],
+            "summary": summ,
+            "table": markdown_table(summ, system_names, modes, budgets),
+        }
+    by_lang = {}
+    for lang in sorted({p["lang"] for p in per_repo.values()}):
+        names = {n for n, p in per_repo.items() if p["lang"] == lang}
+        summ = aggregate([r for r in rows if r["repo"] in names])
+        by_lang[lang] = {"summary": summ, "table": markdown_table(summ, system_names, modes, budgets)}
     return {
         "config": {k: v for k, v in vars(args).items()},
         "versions": versions,
+        "ctxlsp": provenance,
         "instances_per_repo": per_repo,
         "elapsed_s": elapsed,
         "mean_scan_s": {s: statistics.fmean(v) for s, v in scan_times.items() if v},
         "summary": summary,
         "table": table,
         "by_repo": by_repo,
+        "by_lang": by_lang,
         "rows": rows,
     }
 
@@ -363,6 +403,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ws-root", default=str(DEFAULT_WS_ROOT))
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--by-repo", action="store_true", help="also print one table per repo")
+    ap.add_argument("--lang", choices=langs.LANGUAGES, default=None, help="default: each repo's main language")
+    ap.add_argument(
+        "--ctx-root",
+        default=None,
+        help="measure the ctx-lsp checkout at DIR (its ctx_lsp/ is snapshotted), or DIR@REV for the commit REV"
+        " of that checkout (git archive, uncommitted edits left out); default this checkout",
+    )
+    ap.add_argument("--ctx-python", default=None, help="interpreter for the ctxlsp CLI system (default: this one)")
     args = ap.parse_args(argv)
     res = run(args)
     if args.out:
@@ -370,7 +418,9 @@ def main(argv: list[str] | None = None) -> int:
     print(res["table"])
     if args.by_repo:
         for name, part in res["by_repo"].items():
-            print(f"\n### {name}\n\n{part['table']}")
+            print(f"\n### {name} ({part['lang']})\n\n{part['table']}")
+    if res["ctxlsp"]:
+        print(f"\nctx-lsp measured: {json.dumps(res['ctxlsp'])}")
     print(
         f"\ninstances per repo: {json.dumps(res['instances_per_repo'])}; "
         f"elapsed {res['elapsed_s']:.0f}s; first-request scan per workspace (s): "

@@ -33,6 +33,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import bm25_baseline
+import langs
 from metrics import Bundle, Piece
 
 HERE = Path(__file__).resolve().parent
@@ -50,11 +51,12 @@ def file_hash(*paths: Path) -> str:
     return h.hexdigest()[:12]
 
 
-def tree_hash(root: Path, pattern: str = "**/*.py") -> str:
-    """Fingerprint of a source tree, so cached results die when the engine changes."""
+def tree_hash(root: Path, pattern: str = "**/*") -> str:
+    """Fingerprint of a source tree (every file: code, queries, data), so cached results
+    die when the engine changes."""
     h = hashlib.sha256()
     for p in sorted(root.glob(pattern)):
-        if "__pycache__" in p.parts:
+        if "__pycache__" in p.parts or p.suffix == ".pyc" or not p.is_file():
             continue
         h.update(str(p.relative_to(root)).encode())
         h.update(p.read_bytes())
@@ -80,27 +82,112 @@ def snapshot_project(root: Path) -> Path:
     return dest
 
 
+def _split_rev(spec: str) -> tuple[str, str | None]:
+    """``DIR@REV`` -> (DIR, REV); a plain DIR -> (DIR, None)."""
+    if "@" in spec:
+        path, _, rev = spec.rpartition("@")
+        if path and rev and Path(path).is_dir():
+            return path, rev
+    return spec, None
+
+
+def _git(root: str, *args: str) -> str:
+    return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def ctxlsp_source_root() -> Path:
+    """The checkout measured: $CTX_EVAL_CTXLSP_ROOT (run.py --ctx-root), default this one.
+
+    ``DIR@REV`` (e.g. ``/work/wt-lang@lang``) measures the commit REV of the checkout at
+    DIR, not its work tree: ``ctx_lsp/`` at REV is exported with ``git archive`` to
+    /tmp/eval-cache/ctxlsp-src/<sha>/, so uncommitted edits in DIR are left out.
+    """
+    spec = os.environ.get("CTX_EVAL_CTXLSP_ROOT", str(PROJECT_ROOT))
+    path, rev = _split_rev(spec)
+    if rev is None:
+        return Path(path).resolve()
+    sha = _git(path, "rev-parse", "--verify", f"{rev}^{{commit}}")
+    dest = Path(os.environ.get("CTX_EVAL_CACHE", "/tmp/eval-cache")) / "ctxlsp-src" / sha
+    if not (dest / "ctx_lsp" / "__init__.py").is_file():
+        tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        archive = subprocess.run(["git", "-C", path, "archive", sha, "ctx_lsp"], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
+        if dest.exists():
+            shutil.rmtree(tmp)
+        else:
+            os.replace(tmp, dest)
+    return dest
+
+
 def ctxlsp_root() -> Path:
-    """Where ctx-lsp is run from: a frozen copy of $CTX_EVAL_CTXLSP_ROOT (default: this checkout).
+    """Where ctx-lsp is run from: a frozen copy of :func:`ctxlsp_source_root`.
 
     Set CTX_EVAL_NO_SNAPSHOT=1 to run the live tree instead.
     """
-    root = Path(os.environ.get("CTX_EVAL_CTXLSP_ROOT", str(PROJECT_ROOT))).resolve()
+    root = ctxlsp_source_root()
+    if not (root / "ctx_lsp" / "__init__.py").is_file():
+        raise SystemExit(f"--ctx-root {root}: no ctx_lsp/ package there")
     if os.environ.get("CTX_EVAL_NO_SNAPSHOT"):
         return root
     return snapshot_project(root)
 
 
-def _check_imported_from(root: Path) -> None:
+def ctxlsp_provenance() -> dict[str, str]:
+    """Which checkout is measured: its path, git commit and whether ctx_lsp/ was dirty."""
+    spec = os.environ.get("CTX_EVAL_CTXLSP_ROOT", str(PROJECT_ROOT))
+    path, rev = _split_rev(spec)
+    out = {"root": str(Path(path).resolve())}
+    try:
+        if rev is not None:
+            out["commit"] = _git(path, "rev-parse", "--verify", f"{rev}^{{commit}}")
+            out["dirty"] = "no (git archive of the commit)"
+            out["branch"] = rev
+            return out
+        out["commit"] = _git(path, "rev-parse", "HEAD")
+        out["dirty"] = "yes" if _git(path, "status", "--porcelain", "--", "ctx_lsp") else "no"
+        out["branch"] = _git(path, "rev-parse", "--abbrev-ref", "HEAD")
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return out
+
+
+_REPORTED: set[tuple[str, str]] = set()
+
+
+def _report_import(system: str, where: str) -> None:
+    """Say once per system and location where ctx_lsp was imported from (stderr)."""
+    if (system, where) not in _REPORTED:
+        _REPORTED.add((system, where))
+        print(f"[systems] {system}: ctx_lsp imported from {where}", file=sys.stderr, flush=True)
+
+
+def _check_imported_from(root: Path, system: str = "ctxlsp-inproc") -> None:
     import ctx_lsp
 
     where = Path(ctx_lsp.__file__).resolve()
     if root.resolve() not in where.parents:
         raise RuntimeError(f"ctx_lsp was imported from {where}, not from {root}")
+    _report_import(system, str(where))
+
+
+def fresh_ctxlsp_cache(workspace: Path) -> None:
+    """Drop the ``.ctx-lsp/`` cache an earlier run left in a shared workspace.
+
+    Workspaces under /tmp/eval-ws are reused across runs, and two checkouts of ctx-lsp
+    (main and a branch) must each index the parent tree themselves: otherwise one would
+    restore the index the other wrote and measure it.
+    """
+    shutil.rmtree(workspace / ".ctx-lsp", ignore_errors=True)
 
 
 class System(ABC):
     name: str
+    language: str = "python"  # the instance's language (run.py sets it per repository)
+
+    def set_language(self, lang: str) -> None:
+        self.language = lang
 
     @abstractmethod
     def version_key(self) -> str:
@@ -167,10 +254,35 @@ class CtxLspCli(System):
 
     name = "ctxlsp"
 
-    def __init__(self, project_root: Path | None = None, python: str = sys.executable, timeout_s: float = 600) -> None:
+    def __init__(self, project_root: Path | None = None, python: str | None = None, timeout_s: float = 600) -> None:
         self.root = project_root or ctxlsp_root()
-        self.python = python
+        # $CTX_EVAL_CTXLSP_PYTHON (run.py --ctx-python): an interpreter with the checkout's
+        # dependencies, e.g. /work/venv-lang/bin/python for /work/wt-lang.
+        self.python = python or os.environ.get("CTX_EVAL_CTXLSP_PYTHON") or sys.executable
         self.timeout_s = timeout_s
+        self._checked = False
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(self.root) + os.pathsep + env.get("PYTHONPATH", "")
+        return env
+
+    def check_import(self) -> str:
+        """Where the subprocess imports ctx_lsp from; it must be the measured copy."""
+        proc = subprocess.run(
+            [self.python, "-c", "import ctx_lsp; print(ctx_lsp.__file__)"],
+            cwd=self.root,
+            env=self._env(),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        where = Path(proc.stdout.strip()).resolve()
+        if self.root.resolve() not in where.parents:
+            raise RuntimeError(f"the ctx-lsp subprocess imports ctx_lsp from {where}, not from {self.root}")
+        _report_import(f"{self.name} ({self.python})", str(where))
+        self._checked = True
+        return str(where)
 
     @staticmethod
     def available(project_root: Path = PROJECT_ROOT) -> bool:
@@ -183,8 +295,9 @@ class CtxLspCli(System):
         return tree_hash(self.root / "ctx_lsp")
 
     def _run(self, workspace: Path, query: str, budget: int, open_file: str | None) -> tuple[dict, float]:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = str(self.root) + os.pathsep + env.get("PYTHONPATH", "")
+        if not self._checked:
+            self.check_import()
+        env = self._env()
         t0 = time.perf_counter()
         proc = subprocess.run(
             [self.python, "-m", "ctx_lsp", *ctxlsp_args(workspace, query, budget, open_file)],
@@ -200,6 +313,7 @@ class CtxLspCli(System):
         return json.loads(proc.stdout), elapsed
 
     def prepare(self, workspace: Path, files: list[str]) -> float | None:
+        fresh_ctxlsp_cache(workspace)
         _, elapsed = self._run(workspace, "warm up the index", 1000, None)
         return elapsed
 
@@ -240,6 +354,7 @@ class CtxLspInProcess(System):
         return json.loads(buf.getvalue()), elapsed
 
     def prepare(self, workspace: Path, files: list[str]) -> float | None:
+        fresh_ctxlsp_cache(workspace)
         return self._run(workspace, "warm up the index", 1000, None)[1]
 
     def bundle(self, workspace: Path, files: list[str], query: str, budget: int, open_file: str | None) -> Bundle:
@@ -265,7 +380,7 @@ class CtxLspEngine(System):
         from ctx_lsp import engine as engine_mod
         from ctx_lsp import wire
 
-        _check_imported_from(self.root)
+        _check_imported_from(self.root, self.name)
         self._mod = engine_mod
         self._wire = wire
         self._ws: Path | None = None
@@ -282,6 +397,7 @@ class CtxLspEngine(System):
 
     def prepare(self, workspace: Path, files: list[str]) -> float | None:
         self._close_engine()
+        fresh_ctxlsp_cache(workspace)
         t0 = time.perf_counter()
         self._engine = self._mod.Engine([workspace.resolve()])
         self._engine.index()
@@ -313,10 +429,15 @@ class Bm25System(System):
         self._index: Any = None
 
     def version_key(self) -> str:
-        return file_hash(HERE / "bm25_baseline.py", HERE / "tokens.py")
+        return file_hash(HERE / "bm25_baseline.py", HERE / "tokens.py", HERE / "langs.py")
+
+    def set_language(self, lang: str) -> None:
+        if lang != self.language:
+            self._ws = self._index = None
+        self.language = lang
 
     def _build(self, workspace: Path, files: list[str]) -> Any:
-        index = bm25_baseline.BM25Index.from_workspace(workspace, files)
+        index = bm25_baseline.BM25Index.from_workspace(workspace, files, langs.EXTENSIONS[self.language])
         for doc in index.docs:  # token counts are index-time work, not per-request
             doc.block()
         return index
@@ -349,7 +470,7 @@ class Bm25ChunksSystem(Bm25System):
     name = "bm25-chunks"
 
     def _build(self, workspace: Path, files: list[str]) -> Any:
-        return bm25_baseline.ChunkIndex.from_workspace(workspace, files)
+        return bm25_baseline.ChunkIndex.from_workspace(workspace, files, langs.EXTENSIONS[self.language])
 
     def bundle(self, workspace: Path, files: list[str], query: str, budget: int, open_file: str | None) -> Bundle:
         index = self._ready(workspace, files)

@@ -330,3 +330,181 @@ def test_chunk_baseline_packs_disjoint_numbered_windows_within_budget() -> None:
         span = {(path, n) for n in range(start, end + 1)}
         assert not span & covered
         covered |= span
+
+
+# --------------------------------------------------------------------------- TypeScript, Go, Rust
+
+TS_V1 = """\
+import { x } from './x'
+
+/** Build the greeting. */
+export const greet = (name: string): string => {
+  return `hello ${name}`
+}
+
+export class Router<T> {
+  routes: string[] = []
+
+  add(path: string): void {
+    this.routes.push(path)
+  }
+
+  match = (path: string) => {
+    return this.routes.includes(path)
+  }
+}
+"""
+TS_V2 = TS_V1.replace("return `hello ${name}`", "return `hello, ${name}!`").replace(
+    "this.routes.push(path)", "this.routes.push(path.toLowerCase())"
+)
+
+GO_V1 = """\
+package stack
+
+// Stack is a LIFO.
+type Stack[T any] struct {
+\titems []T
+}
+
+// Push adds x on top.
+func (s *Stack[T]) Push(x T) {
+\ts.items = append(s.items, x)
+}
+
+func New[T any]() *Stack[T] {
+\treturn &Stack[T]{}
+}
+"""
+GO_V2 = GO_V1.replace(
+    "\ts.items = append(s.items, x)", "\tif s == nil {\n\t\treturn\n\t}\n\ts.items = append(s.items, x)"
+)
+
+RS_V1 = """\
+pub struct Buf<T> {
+    data: Vec<T>,
+}
+
+impl<T: Clone> Source for Buf<T> {
+    /// Read everything.
+    fn read(&self) -> Vec<T> {
+        self.data.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reads_back_what_was_written() {
+        assert_eq!(1, 1);
+    }
+}
+"""
+RS_V2 = RS_V1.replace("        self.data.clone()", "        self.data.iter().cloned().collect()").replace(
+    "assert_eq!(1, 1);", "assert_eq!(2, 2);"
+)
+
+
+@pytest.fixture()
+def poly_repo(tmp_path: Path) -> Path:
+    """One commit per language, each changing one function (and, in Rust, a test module)."""
+    pytest.importorskip("tree_sitter_typescript")
+    pytest.importorskip("tree_sitter_go")
+    pytest.importorskip("tree_sitter_rust")
+    root = tmp_path / "poly"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    write(root, "src/greet.ts", TS_V1)
+    write(root, "src/greet.test.ts", "test('x', () => {})\n")
+    write(root, "stack/stack.go", GO_V1)
+    write(root, "src/buf.rs", RS_V1)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "Initial import of the polyglot fixtures")
+    write(root, "src/greet.ts", TS_V2)
+    write(root, "src/greet.test.ts", "test('y', () => {})\n")
+    git(root, "commit", "-q", "-am", "fix(router): match paths case-insensitively and punctuate the greeting")
+    write(root, "stack/stack.go", GO_V2)
+    git(root, "commit", "-q", "-am", "Push on a nil stack must not panic (#42)")
+    write(root, "src/buf.rs", RS_V2)
+    git(root, "commit", "-q", "-am", "perf(buf): read without cloning the whole vector at once")
+    git(root, "commit", "-q", "--allow-empty", "-m", "chore(deps): update every dependency to its latest")
+    return root
+
+
+def _gold(root: Path, lang: str) -> list:
+    return extract(root, lang=lang)
+
+
+def test_typescript_gold_arrow_const_and_class_method(poly_repo: Path) -> None:
+    (inst,) = _gold(poly_repo, "typescript")  # the chore and other languages' commits are not TS tasks
+    assert inst.lang == "typescript" and inst.files == ["src/greet.ts"]  # the .test.ts is not an answer
+    fns = {f["qualname"]: f for f in inst.functions}
+    assert set(fns) == {"greet", "Router.add"}
+    assert fns["greet"]["def_line"] == 4 and fns["greet"]["start_line"] == 3  # JSDoc belongs to it
+    assert [s["name"] for s in fns["Router.add"]["chain"]] == ["Router", "add"]
+    # A map-like piece (no range): the class, then the method inside its block.
+    shown = Piece("src/greet.ts", "export class Router<T> {\n  add(path: string): void {\n")
+    assert metrics.piece_shows_function(shown, fns["Router.add"])
+    other = Piece("src/greet.ts", "export class Other {\n}\nexport class Router<T> {\n  routes: string[]\n")
+    assert not metrics.piece_shows_function(other, fns["Router.add"])
+    assert metrics.piece_shows_function(Piece("src/greet.ts", "export const greet = (name: string)"), fns["greet"])
+    assert not metrics.piece_shows_function(Piece("src/greet.ts", "greet('x')\n"), fns["greet"])
+    assert {ln["text"] for ln in inst.answer_lines["src/greet.ts"]} == {
+        "return `hello ${name}`",
+        "this.routes.push(path)",
+    }
+
+
+def test_go_gold_receiver_method(poly_repo: Path) -> None:
+    (inst,) = _gold(poly_repo, "go")
+    (fn,) = inst.functions
+    assert fn["qualname"] == "Stack.Push" and fn["def_line"] == 9 and fn["start_line"] == 8
+    # Found when the method's line is shown, receiver included; not for another type's Push.
+    assert metrics.piece_shows_function(Piece("stack/stack.go", "func (s *Stack[T]) Push(x T) {"), fn)
+    assert not metrics.piece_shows_function(Piece("stack/stack.go", "func (q *Queue[T]) Push(x T) {"), fn)
+    ranged = Piece(
+        "stack/stack.go", "  9│ func (s *Stack[T]) Push(x T) {\n 10│ \ts.items = append(s.items, x)\n", 9, 10
+    )
+    assert metrics.piece_shows_function(ranged, fn)
+
+
+def test_rust_gold_impl_method_and_test_module_left_out(poly_repo: Path) -> None:
+    (inst,) = _gold(poly_repo, "rust")
+    # The change inside #[cfg(test)] mod tests is test code: neither a function nor a line of the answer.
+    assert [f["qualname"] for f in inst.functions] == ["Buf.read"]
+    assert [ln["line"] for ln in inst.answer_lines["src/buf.rs"]] == [8]
+    fn = inst.functions[0]
+    assert fn["def_line"] == 7 and fn["start_line"] == 6  # the /// doc comment belongs to it
+    # Aider-like map: the impl header then the method; another impl block of Buf first is fine.
+    two_blocks = "impl<T> Buf<T> {\n    fn new() -> Self {\n}\n"
+    two_blocks += "impl<T: Clone> Source for Buf<T> {\n    fn read(&self) -> Vec<T> {\n"
+    assert metrics.piece_shows_function(Piece("src/buf.rs", two_blocks), fn)
+    wrong = "impl<T: Clone> Source for Other<T> {\n    fn read(&self) -> Vec<T> {\n"
+    assert not metrics.piece_shows_function(Piece("src/buf.rs", wrong), fn)
+
+
+def test_language_rules() -> None:
+    pytest.importorskip("tree_sitter_typescript")
+    pytest.importorskip("tree_sitter_rust")
+    import langs
+
+    assert langs.detect_language(["a.go", "b.go", "c_test.go", "x.py"]) == "go"
+    assert langs.is_test_path("src/a.test.tsx", "typescript") and langs.is_test_path("runtime-tests/x.ts", "typescript")
+    assert langs.is_test_path("pkg/a_test.go", "go") and langs.is_test_path("crate/tests/it.rs", "rust")
+    assert not langs.is_answer_candidate("examples/demo.rs", "rust") and langs.is_answer_candidate("src/lib.rs", "rust")
+    assert langs.is_answer_candidate("src/index.ts", "typescript") and not langs.is_answer_candidate("a.py", "go")
+    src = "impl<'a> Display for &'a mut crate::x::Bar<'a> {\n    fn fmt(&self) {}\n}\n"
+    assert [d.qualname for d in langs.definitions(src, "a.rs")] == ["Bar", "Bar.fmt"]
+    # A file with a syntax error still gives its definitions; only the ERROR region is unusable.
+    root = langs.parse("function ok() {}\nconst x = = 1\nfunction fine() {}\n", "a.ts")
+    assert langs.error_ranges(root) == [(2, 2)]
+    assert [d.qualname for d in langs.definitions("", "a.ts", root)] == ["ok", "fine"]
+
+
+def test_bm25_reads_the_instance_language(tmp_path: Path) -> None:
+    write(tmp_path, "stack/stack.go", GO_V1)
+    write(tmp_path, "tool.py", "def push():\n    pass\n")
+    system = Bm25System()
+    system.set_language("go")
+    files = bm25_baseline.list_files(tmp_path)
+    b = system.bundle(tmp_path, files, "Push on a nil stack", 10_000, None)
+    assert b.paths() == {"stack/stack.go"} and "```go\n" in b.text
