@@ -34,6 +34,7 @@ __all__ = [
     "PatternProblem",
     "compile_patterns",
     "has_linear_matcher",
+    "split_lines",
 ]
 
 MAX_PATTERNS_PER_FILE = 10_000
@@ -125,6 +126,19 @@ _SLOW = (
 )
 
 
+def split_lines(text: str) -> list[str]:
+    """An ignore file's lines as git splits them (`add_patterns_from_buffer` in git's
+    dir.c): a leading UTF-8 byte order mark dropped, lines ended by `\n` only, one `\r`
+    before it dropped, and a line cut at a NUL byte (git keeps it as a C string).
+
+    Not `str.splitlines`, which also ends a line at `\r`, a form feed, `\x1c`-`\x1e`,
+    `\x85`, U+2028 and U+2029: `n.py\x0co.py` is one pattern to git, matching nothing,
+    but was two that ignored both files; and a BOM kept made the first pattern
+    `\ufeffm.py`, so a file git ignores was indexed (found by the workspace fuzz test).
+    """
+    return [line.removesuffix("\r").split("\0", 1)[0] for line in text.removeprefix("\ufeff").split("\n")]
+
+
 def _wildcards(line: str) -> int:
     """Unbounded wildcards in a pattern: `**` counts once, any other run of `*` once per
     star (pathspec turns `***` into three)."""
@@ -133,6 +147,12 @@ def _wildcards(line: str) -> int:
 
 def _compile_line(line: str) -> tuple[GitIgnoreSpecPattern | None, str]:
     """A line's pattern, or None and why git would not apply it either."""
+    stripped = line.rstrip(" ")
+    if stripped.endswith("/**/"):
+        # pathspec compiles `a/**/` to match `a` itself; git matches only the directories
+        # below it (so `a/m.py` stays). `a/**/*/` is what git means (found by the
+        # workspace fuzz test).
+        line = stripped + "*/"
     try:
         return GitIgnoreSpecPattern(line), ""
     except GitIgnorePatternError:
