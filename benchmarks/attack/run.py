@@ -27,6 +27,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from client import ANSWER_S, Server, frame
+from hostile import FAMILY as HOSTILE
+from hostile import fam_hostile
 from world import PEM_FILE, SECRET_NAMES, World, make_world, snapshot, written
 
 SEED = 12
@@ -800,6 +802,7 @@ FAMILIES = {
     "secrets": fam_secrets,
     "protocol": fam_protocol,
     "load": fam_load,
+    HOSTILE: fam_hostile,
 }
 
 
@@ -814,6 +817,9 @@ def table(run: Run, command: str) -> str:
         notes = []
         if spec:
             notes.append(f"{spec} answered but not as specified")
+        missed = sum(r["outcome"] == "missed" for r in recs)
+        if missed or fam == HOSTILE:
+            notes.append(f"{missed} missed (an ordinary file not indexed or a problem not listed)")
         if fam == "load":
             for label, s in run.extra.get("load", {}).items():
                 notes.append(f"{label}: p95 {s['p95_ms']} ms, RSS {s['rss_start_mb']} → {s['rss_end_mb']} MB")

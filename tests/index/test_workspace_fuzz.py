@@ -684,3 +684,14 @@ def test_a_linked_gitignore_is_not_followed_and_a_newline_in_a_name_still_matche
     engine.close()
     assert "sub/m.py" in indexed and "nl\nx/gen.py" not in indexed
     assert any(p.startswith("sub/.gitignore: a symbolic link") for p in status["problems"])
+
+
+def test_a_config_file_nested_too_deeply_is_a_warning(tmp_path: Path) -> None:
+    """Ensure that a `pyproject.toml` of 5,000-deep arrays (tomllib recurses per level, so
+    it raised RecursionError and initialize failed, found by the attack run) is a config
+    warning, and the workspace is indexed."""
+    deep = "[tool.ctx-lsp]\nx = " + "[" * 5000 + "]" * 5000 + "\n"
+    engine, status, indexed = _engine(_write(tmp_path / "ws", {"pyproject.toml": deep, "m.py": "M = 1\n"}))
+    engine.close()
+    assert "m.py" in indexed
+    assert any("pyproject.toml not read: nested too deeply" in w for w in status["config"]["warnings"])
