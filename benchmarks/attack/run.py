@@ -1,7 +1,9 @@
 """Attack run for issue 12: `python benchmarks/attack/run.py [--quick] [--out F.json]`.
 
 Starts the real `ctx-lsp serve` over raw stdio in throwaway workspaces (a canary outside,
-secrets inside) and classifies every input as clean, leak, hang or exit. See
+secrets inside) and classifies every input as clean, leak, hang or exit (issue 20's
+hostile-workspaces family, `hostile.py`, also as missed: a file not indexed or a problem
+not listed). See
 benchmarks/README.md "Attack run".
 """
 
