@@ -148,6 +148,11 @@ def _wildcards(line: str) -> int:
 def _compile_line(line: str) -> tuple[GitIgnoreSpecPattern | None, str]:
     """A line's pattern, or None and why git would not apply it either."""
     stripped = line.rstrip(" ")
+    if stripped != stripped.rstrip():
+        # git trims trailing spaces only: `m.py<TAB>` names a file ending in a tab. pathspec
+        # strips every trailing whitespace, so it ignored `m.py` (found by the workspace
+        # fuzz test), and an escaped tab is an error to it.
+        return None, "ends in a tab or other whitespace, which git keeps as part of the name; not applied"
     if stripped.endswith("/**/"):
         # pathspec compiles `a/**/` to match `a` itself; git matches only the directories
         # below it (so `a/m.py` stays). `a/**/*/` is what git means (found by the

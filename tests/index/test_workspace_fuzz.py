@@ -659,6 +659,7 @@ def test_a_credential_file_under_an_ordinary_name_is_never_served(
         (b"m.py\x0cgen.py\n", ["m.py", "gen.py"], []),  # a form feed ends no line for git
         (b"gen.py\r\n", ["m.py"], ["gen.py"]),  # CRLF: git drops the CR
         (b"a/**/\n", ["a/m.py"], ["a/b/m.py"]),  # `a/**/` is the directories below a, not a
+        (b"a/\t\nm.py\t \ngen.py \n", ["a/m.py", "m.py"], ["gen.py"]),  # git trims spaces, not tabs
     ],
 )
 def test_ignore_files_are_read_as_git_reads_them(
