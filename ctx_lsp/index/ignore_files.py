@@ -153,6 +153,10 @@ def _compile_line(line: str) -> tuple[GitIgnoreSpecPattern | None, str]:
         # strips every trailing whitespace, so it ignored `m.py` (found by the workspace
         # fuzz test), and an escaped tab is an error to it.
         return None, "ends in a tab or other whitespace, which git keeps as part of the name; not applied"
+    if not stripped.removeprefix("!").strip("/"):
+        # `/`, `!/`, `//`: git matches nothing with them; pathspec read `!/` as re-including
+        # every directory, so `a/` then `!/` indexed a/ (found by the workspace fuzz test).
+        return None, "only slashes, so it can match nothing (git applies it to nothing either)"
     if stripped.endswith("/**/"):
         # pathspec compiles `a/**/` to match `a` itself; git matches only the directories
         # below it (so `a/m.py` stays). `a/**/*/` is what git means (found by the

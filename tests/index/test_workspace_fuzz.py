@@ -660,6 +660,7 @@ def test_a_credential_file_under_an_ordinary_name_is_never_served(
         (b"gen.py\r\n", ["m.py"], ["gen.py"]),  # CRLF: git drops the CR
         (b"a/**/\n", ["a/m.py"], ["a/b/m.py"]),  # `a/**/` is the directories below a, not a
         (b"a/\t\nm.py\t \ngen.py \n", ["a/m.py", "m.py"], ["gen.py"]),  # git trims spaces, not tabs
+        (b"a/\n!/\n", [], ["a/m.py"]),  # `!/` re-includes nothing
     ],
 )
 def test_ignore_files_are_read_as_git_reads_them(
