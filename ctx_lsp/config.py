@@ -428,6 +428,8 @@ def _read_toml(path: Path, root: Path) -> dict[str, Any]:
         return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(str(path.name), f"not valid TOML: {err}") from err
+    except RecursionError as err:  # tomllib recurses per nested array or table: `x = [[[…]]]`
+        raise ConfigError(str(path.name), "nested too deeply for the TOML reader") from err
 
 
 def resolve_path(value: str, root: Path | None) -> Path:

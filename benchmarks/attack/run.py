@@ -1,7 +1,9 @@
 """Attack run for issue 12: `python benchmarks/attack/run.py [--quick] [--out F.json]`.
 
 Starts the real `ctx-lsp serve` over raw stdio in throwaway workspaces (a canary outside,
-secrets inside) and classifies every input as clean, leak, hang or exit. See
+secrets inside) and classifies every input as clean, leak, hang or exit (issue 20's
+hostile-workspaces family, `hostile.py`, also as missed: a file not indexed or a problem
+not listed). See
 benchmarks/README.md "Attack run".
 """
 
@@ -27,6 +29,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from client import ANSWER_S, Server, frame
+from hostile import FAMILY as HOSTILE
+from hostile import fam_hostile
 from world import PEM_FILE, SECRET_NAMES, World, make_world, snapshot, written
 
 SEED = 12
@@ -800,6 +804,7 @@ FAMILIES = {
     "secrets": fam_secrets,
     "protocol": fam_protocol,
     "load": fam_load,
+    HOSTILE: fam_hostile,
 }
 
 
@@ -814,6 +819,9 @@ def table(run: Run, command: str) -> str:
         notes = []
         if spec:
             notes.append(f"{spec} answered but not as specified")
+        missed = sum(r["outcome"] == "missed" for r in recs)
+        if missed or fam == HOSTILE:
+            notes.append(f"{missed} missed (an ordinary file not indexed or a problem not listed)")
         if fam == "load":
             for label, s in run.extra.get("load", {}).items():
                 notes.append(f"{label}: p95 {s['p95_ms']} ms, RSS {s['rss_start_mb']} → {s['rss_end_mb']} MB")

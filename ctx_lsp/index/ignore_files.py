@@ -34,6 +34,7 @@ __all__ = [
     "PatternProblem",
     "compile_patterns",
     "has_linear_matcher",
+    "split_lines",
 ]
 
 MAX_PATTERNS_PER_FILE = 10_000
@@ -120,6 +121,19 @@ _SLOW = (
 )
 
 
+def split_lines(text: str) -> list[str]:
+    """An ignore file's lines as git splits them (`add_patterns_from_buffer` in git's
+    dir.c): a leading UTF-8 byte order mark dropped, lines ended by `\n` only, one `\r`
+    before it dropped, and a line cut at a NUL byte (git keeps it as a C string).
+
+    Not `str.splitlines`, which also ends a line at `\r`, a form feed, `\x1c`-`\x1e`,
+    `\x85`, U+2028 and U+2029: `n.py\x0co.py` is one pattern to git, matching nothing,
+    but was two that ignored both files; and a BOM kept made the first pattern
+    `\ufeffm.py`, so a file git ignores was indexed (found by the workspace fuzz test).
+    """
+    return [line.removesuffix("\r").split("\0", 1)[0] for line in text.removeprefix("\ufeff").split("\n")]
+
+
 def _wildcards(line: str) -> int:
     """Unbounded wildcards in a pattern: `**` counts once, any other run of `*` once per
     star (pathspec turns `***` into three)."""
@@ -128,6 +142,21 @@ def _wildcards(line: str) -> int:
 
 def _compile_line(line: str) -> tuple[GitIgnoreSpecPattern | None, str]:
     """A line's pattern, or None and why git would not apply it either."""
+    stripped = line.rstrip(" ")
+    if stripped != stripped.rstrip():
+        # git trims trailing spaces only: `m.py<TAB>` names a file ending in a tab. pathspec
+        # strips every trailing whitespace, so it ignored `m.py` (found by the workspace
+        # fuzz test), and an escaped tab is an error to it.
+        return None, "ends in a tab or other whitespace, which git keeps as part of the name; not applied"
+    if not stripped.removeprefix("!").strip("/"):
+        # `/`, `!/`, `//`: git matches nothing with them; pathspec read `!/` as re-including
+        # every directory, so `a/` then `!/` indexed a/ (found by the workspace fuzz test).
+        return None, "only slashes, so it can match nothing (git applies it to nothing either)"
+    if stripped.endswith("/**/"):
+        # pathspec compiles `a/**/` to match `a` itself; git matches only the directories
+        # below it (so `a/m.py` stays). `a/**/*/` is what git means (found by the
+        # workspace fuzz test).
+        line = stripped + "*/"
     try:
         return GitIgnoreSpecPattern(line), ""
     except GitIgnorePatternError:

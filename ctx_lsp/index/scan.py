@@ -24,7 +24,7 @@ import pathspec
 from ctx_lsp.config import MAX_FILE_BYTES
 from ctx_lsp.errors import NotFound, OutsideWorkspace
 from ctx_lsp.gate import read_text
-from ctx_lsp.index.ignore_files import PatternProblem, compile_patterns
+from ctx_lsp.index.ignore_files import PatternProblem, compile_patterns, split_lines
 from ctx_lsp.index.secret_files import SecretRules, kind_of_pattern
 
 DEFAULT_IGNORED_DIRS = frozenset(
@@ -168,6 +168,7 @@ INFO_EXCLUDE = ".git/info/exclude"
 """The repository's own excludes, not committed: read with the root's `.gitignore`. The
 global excludes file (`core.excludesFile`) is not read: it lies outside the workspace,
 and the index reads nothing outside it."""
+LINKED_IGNORE_FILE = "a symbolic link, not read (git does not follow one either)"
 CONFIGURED_SOURCE = "index.ignore"
 """How problems with the configured globs name their source."""
 
@@ -282,10 +283,16 @@ class IgnoreRules:
             # The root's spec starts with .git/info/exclude, which git ranks below every
             # .gitignore: within one spec the later pattern wins.
             names = [INFO_EXCLUDE, ".gitignore"] if not rel_dir else [f"{rel_dir}/.gitignore"]
-            sources = [(name, self._read_lines(name)) for name in names]
+            # Like git (2.32 on), a `.gitignore` that is a symbolic link is not followed:
+            # it would apply another file's patterns, or one outside the workspace.
+            links = [name for name in names if name != INFO_EXCLUDE and os.path.islink(self.root / name)]
+            sources = [(name, self._read_lines(name)) for name in names if name not in links]
             compiled = compile_patterns([(name, lines) for name, lines in sources if lines])
             spec = compiled.spec
-            self._dir_problems[rel_dir] = compiled.problems
+            self._dir_problems[rel_dir] = (
+                *(PatternProblem(name, 0, "", LINKED_IGNORE_FILE) for name in links),
+                *compiled.problems,
+            )
         self._dir_specs[rel_dir] = spec
         return spec
 
@@ -293,7 +300,7 @@ class IgnoreRules:
         """An ignore file's lines; none if it is absent or refused. Through the gate: an
         ignore file may be a FIFO, a device or a link out of the workspace."""
         try:
-            return read_text(self.root / rel_path, [self.root], MAX_FILE_BYTES).splitlines()
+            return split_lines(read_text(self.root / rel_path, [self.root], MAX_FILE_BYTES))
         except (OSError, NotFound, OutsideWorkspace):
             return []
 
@@ -324,7 +331,7 @@ class IgnoreRules:
             return True
         if not is_dir and (name in DEFAULT_IGNORED_NAMES or name.endswith(DEFAULT_IGNORED_SUFFIXES)):
             return True
-        if self._global is not None and self._global.match_file(rel_path + "/" if is_dir else rel_path):
+        if self._global is not None and self._global.match_file(_matchable(rel_path) + ("/" if is_dir else "")):
             return True
         # Deepest .gitignore wins (it can re-include with "!"), so check from the root down
         # and remember the last spec that had an opinion.
@@ -337,7 +344,7 @@ class IgnoreRules:
             if spec is _UNREAD:  # one lookup: a full pass may clear the cache meanwhile
                 spec = self._spec_for(rel_dir)
             if spec is not None:
-                sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
+                sub = _matchable("/".join(parts[depth:])) + ("/" if is_dir else "")
                 result = spec.check_file(sub)
                 if result.include is not None:
                     ignored = bool(result.include)
@@ -352,6 +359,14 @@ class IgnoreRules:
         parent directory is excluded, and neither do we).
         """
         return any(self.is_ignored(d, True) for d in iter_ancestors(rel_path)) or self.is_ignored(rel_path, is_dir)
+
+
+def _matchable(rel_path: str) -> str:
+    """A path as pathspec can match it. Its regexes match `.` as Python's and RE2's do,
+    never a newline, so `m.py` missed `nl\nx/m.py`, which git ignores (found by the
+    workspace fuzz test). No pattern holds a newline or a NUL (`split_lines`, and config
+    globs are single lines), so NUL stands in for the newline."""
+    return rel_path.replace("\n", "\0") if "\n" in rel_path else rel_path
 
 
 def _inside(path: Path, root: Path) -> bool:
