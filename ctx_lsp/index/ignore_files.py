@@ -19,6 +19,7 @@ file's patterns are one compiled set. Without it, a pattern with more than
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -148,7 +149,7 @@ def _compile_line(line: str) -> tuple[GitIgnoreSpecPattern | None, str]:
         # strips every trailing whitespace, so it ignored `m.py` (found by the workspace
         # fuzz test), and an escaped tab is an error to it.
         return None, "ends in a tab or other whitespace, which git keeps as part of the name; not applied"
-    if not stripped.removeprefix("!").strip("/"):
+    if stripped.removeprefix("!") and not stripped.removeprefix("!").strip("/"):
         # `/`, `!/`, `//`: git matches nothing with them; pathspec read `!/` as re-including
         # every directory, so `a/` then `!/` indexed a/ (found by the workspace fuzz test).
         return None, "only slashes, so it can match nothing (git applies it to nothing either)"
@@ -158,7 +159,9 @@ def _compile_line(line: str) -> tuple[GitIgnoreSpecPattern | None, str]:
         # workspace fuzz test).
         line = stripped + "*/"
     try:
-        return GitIgnoreSpecPattern(line), ""
+        with warnings.catch_warnings():  # `[[` compiles with a FutureWarning ("nested set"): noise
+            warnings.simplefilter("ignore", FutureWarning)
+            return GitIgnoreSpecPattern(line), ""
     except GitIgnorePatternError:
         return None, "not a valid pattern (git skips it too)"
     except re.error as err:

@@ -106,6 +106,7 @@ def machine_file_reason(name: str) -> str | None:
         return SkipReason.COMPILED
     return None
 
+
 BINARY_SUFFIXES = frozenset(
     [
         ".png",

@@ -628,7 +628,7 @@ DOCKER_CONFIG = '{"auths": {"registry.example.com": {"auth": "SECRETMARK_DOCKER_
 @pytest.mark.parametrize(
     ("rel", "content", "kind"),
     [
-        ("deploy/my-project-3f2a1c.json", SERVICE_ACCOUNT, "private_key"),  # its key is found first
+        ("deploy/my-project-3f2a1c.json", SERVICE_ACCOUNT, "service_account_key"),
         (".docker/config.json", DOCKER_CONFIG, "cloud_credentials"),
         ("ci/registry.json", DOCKER_CONFIG, "docker_auth"),
     ],
