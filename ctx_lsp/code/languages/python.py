@@ -26,6 +26,7 @@ import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from ctx_lsp.code.languages.spec import LanguageSpec
+from ctx_lsp.code.languages.walker import own_calls
 from ctx_lsp.code.outline import (
     CONSTANT_TEXT_MAX_CHARS,
     OUTLINE_JSON_VERSION,
@@ -313,14 +314,7 @@ def _symbol_rows(src: bytes, def_nodes: list[Node], decorated_nodes: list[Node],
     for row, (lo, hi), kids in zip(rows, spans, children):
         if lo == hi:
             continue
-        names: set[bytes] = set()
-        pos = lo
-        for kid in kids:
-            kid_lo, kid_hi = spans[kid]
-            if kid_lo > pos:
-                names.update(call_texts[pos:kid_lo])
-            pos = max(pos, kid_hi)
-        names.update(call_texts[pos:hi])
+        names = own_calls(lo, hi, kids, spans, call_texts)
         if names:
             row[11] = tuple(sorted([n.decode("utf-8", "replace") for n in names]))
     return rows

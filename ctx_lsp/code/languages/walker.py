@@ -22,7 +22,7 @@ import logging
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 
 from tree_sitter import Node, QueryCursor
@@ -226,14 +226,7 @@ def _symbols(
     for row, (lo, hi), kids in zip(rows, call_spans, children):
         if lo == hi:
             continue
-        names: set[bytes] = set()
-        pos = lo
-        for kid in kids:
-            kid_lo, kid_hi = call_spans[kid]
-            if kid_lo > pos:
-                names.update(call_texts[pos:kid_lo])
-            pos = max(pos, kid_hi)
-        names.update(call_texts[pos:hi])
+        names = own_calls(lo, hi, kids, call_spans, call_texts)
         names.difference_update(spec.builtin_bytes)
         if names:
             row[11] = tuple(sorted([n.decode("utf-8", "replace") for n in names]))
@@ -386,3 +379,20 @@ def _references(
     return tuple(
         sorted([(name.decode("utf-8", "replace"), n) for name, n in counts.items() if n > 0 and name not in builtins])
     )
+
+
+def own_calls(
+    lo: int, hi: int, kids: Sequence[int], spans: Sequence[tuple[int, int]], call_texts: Sequence[bytes]
+) -> set[bytes]:
+    """The names called in `call_texts[lo:hi]` (one definition's calls, in source order)
+    outside the spans of its nested definitions `kids`: a call belongs to the innermost
+    definition that holds it. Shared by the walker and Python's own extractor."""
+    names: set[bytes] = set()
+    pos = lo
+    for kid in kids:
+        kid_lo, kid_hi = spans[kid]
+        if kid_lo > pos:
+            names.update(call_texts[pos:kid_lo])
+        pos = max(pos, kid_hi)
+    names.update(call_texts[pos:hi])
+    return names
