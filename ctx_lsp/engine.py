@@ -114,7 +114,9 @@ class OutlineResult:
 
 @dataclass(frozen=True, slots=True)
 class WatcherStatus:
-    state: str  # watching | polling (the native watcher failed) | stopped | failed | off
+    state: str
+    """starting (watches not in place yet) | watching | polling (the native watcher failed) |
+    stopped | failed | off"""
     error: str | None
     events: int
     reconciles: int = 0  # scans that brought the index in line after a storm or a failure
@@ -218,7 +220,7 @@ class Engine:
 
     def set_folders(self, roots: Sequence[Path | str]) -> None:
         self.workspace.set_folders([Path(r) for r in roots])
-        if self.watcher is not None and self.watcher.state in ("watching", "polling"):
+        if self.watcher is not None and self.watcher.state in ("starting", "watching", "polling"):
             self.watcher.restart()
 
     def reconfigure(self, overrides: Mapping[str, Any] | None) -> list[str]:

@@ -187,7 +187,9 @@ class Watcher:
         if not any(Path(r).is_dir() for r in self.workspace.roots):
             self._fail("no folder to watch")
             return
-        self.state = "polling" if self.polling else "watching"
+        # "watching" once the watches are in place (`_watch`): a client that waits for it
+        # may then count on an event for every change it makes.
+        self.state = "starting"
         self.error = None
         # Changes between the last scan and the moment the watches are in place are seen by
         # no one: reconcile once the new watcher has been quiet a moment.
@@ -210,7 +212,7 @@ class Watcher:
                 log.warning("file watcher: %s", self.error)
                 self.polling, self.state, self.lost_events = True, "polling", True
                 self._reconcile()
-        if self.state in ("watching", "polling"):
+        if self.state in ("starting", "watching", "polling"):
             self.state = "stopped"
 
     def _watch(self, watch) -> bool:
@@ -234,6 +236,10 @@ class Watcher:
             force_polling=self.polling or None,
             poll_delay_ms=POLL_DELAY_MS,
         ):
+            # The first batch (an empty one after STOP_POLL_MS if nothing happened) comes once
+            # the watches exist; before, a change is seen only by the start-up reconcile,
+            # which requests may defer (MAX_RECONCILE_DEFER_MS).
+            self.state = "polling" if self.polling else "watching"
             if not changes:
                 quiet_ms += STOP_POLL_MS
                 if self._reconcile_due and quiet_ms >= RECONCILE_QUIET_MS and self._may_reconcile(quiet_ms):

@@ -43,8 +43,9 @@ def test_an_edit_on_disk_reaches_the_index(engine: Engine) -> None:
     """Ensure that a file written while watching is indexed, and a deleted one dropped."""
     ws = engine.roots[0]
     watcher = engine.start_watching()
-    assert watcher.state == "watching"
-    assert wait_until(lambda: watcher.reconciles == 1)  # the start-up reconcile: the watches are in place
+    assert watcher.state in ("starting", "watching")
+    assert wait_until(lambda: watcher.state == "watching")  # the watches are in place
+    assert wait_until(lambda: watcher.reconciles == 1)  # the start-up reconcile
     (ws / "b.py").write_text("def b():\n    return 2\n")
     assert wait_until(lambda: "b.py" in indexed(engine))
     (ws / "a.py").unlink()
@@ -189,6 +190,19 @@ def test_the_watcher_never_leaves_the_workspace(engine: Engine, tmp_path: Path) 
     assert not placed & {inode(outside), inode(outside / "deep"), inode(tmp_path), inode(Path("/proc/self"))}
     (ws / "pkg" / "b.py").write_text("def b():\n    return 2\n")
     assert wait_until(lambda: "pkg/b.py" in indexed(engine))
+
+
+def test_watching_means_the_watches_are_in_place(engine: Engine) -> None:
+    """Ensure that once the watcher says `watching`, a file written is indexed from its
+    event, without the start-up reconcile (which requests may defer for seconds): the
+    state is set when the watches exist, not when the thread starts."""
+    ws = engine.roots[0]
+    watcher = engine.start_watching()
+    watcher.serving = lambda: True  # requests all the time: the reconcile waits
+    assert wait_until(lambda: watcher.state == "watching")
+    (ws / "early.py").write_text("def early():\n    return 1\n")
+    assert wait_until(lambda: "early.py" in indexed(engine))
+    assert watcher.reconciles == 0
 
 
 def test_a_new_directory_is_watched(engine: Engine) -> None:
