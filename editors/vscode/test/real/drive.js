@@ -619,11 +619,17 @@ async function drive(port) {
         await sleep(200);
       }
       await sleep(1000); // the extension sends workspace/didChangeConfiguration
-      // A TypeScript buffer is synced like any file (its content is asserted once the
-      // server's TypeScript support lands); cart.py is the other open document.
+      // A TypeScript buffer is synced like any file, and the server reads TypeScript: a task
+      // naming its function gets the function's signature, as an outline (the window type is
+      // token-efficient by now, which shows outlines). cart.py is the other open document.
       await wb.openFile("web/checkout.ts");
       await wb.openFile("shop/cart.py");
-      await wb.copyBundle("implementer", "apply a discount code to the cart total");
+      const third = await wb.copyBundle("implementer", "checkout total cents in the browser");
+      fs.writeFileSync(path.join(OUT, "bundle-3.md"), third.bundle);
+      expect(
+        third.bundle.includes("web/checkout.ts") && third.bundle.includes("export function checkoutTotalCents(lines: Line[]): number"),
+        `the TypeScript function is not in the bundle:\n${third.bundle.slice(0, 3000)}`,
+      );
       await wb.clearNotifications();
       await wb.command("ctx-lsp: Show Status");
       await page.locator(".part.panel .monaco-editor .view-line", { hasText: "Last bundle" }).first().waitFor({ timeout: 10_000 });
