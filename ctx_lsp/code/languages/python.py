@@ -26,7 +26,7 @@ import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from ctx_lsp.code.languages.spec import LanguageSpec
-from ctx_lsp.code.languages.walker import own_calls
+from ctx_lsp.code.languages.walker import fill_calls
 from ctx_lsp.code.outline import (
     CONSTANT_TEXT_MAX_CHARS,
     OUTLINE_JSON_VERSION,
@@ -311,12 +311,7 @@ def _symbol_rows(src: bytes, def_nodes: list[Node], decorated_nodes: list[Node],
         children.append([])
         open_defs.append((node.end_byte, index))
 
-    for row, (lo, hi), kids in zip(rows, spans, children):
-        if lo == hi:
-            continue
-        names = own_calls(lo, hi, kids, spans, call_texts)
-        if names:
-            row[11] = tuple(sorted([n.decode("utf-8", "replace") for n in names]))
+    fill_calls(rows, spans, children, call_texts)
     return rows
 
 

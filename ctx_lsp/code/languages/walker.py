@@ -223,13 +223,7 @@ def _symbols(
         children.append([])
         open_defs.append((node.end_byte, index))
 
-    for row, (lo, hi), kids in zip(rows, call_spans, children):
-        if lo == hi:
-            continue
-        names = own_calls(lo, hi, kids, call_spans, call_texts)
-        names.difference_update(spec.builtin_bytes)
-        if names:
-            row[11] = tuple(sorted([n.decode("utf-8", "replace") for n in names]))
+    fill_calls(rows, call_spans, children, call_texts, spec.builtin_bytes)
     return [Symbol(*row) for row in rows], top_spans
 
 
@@ -381,18 +375,28 @@ def _references(
     )
 
 
-def own_calls(
-    lo: int, hi: int, kids: Sequence[int], spans: Sequence[tuple[int, int]], call_texts: Sequence[bytes]
-) -> set[bytes]:
-    """The names called in `call_texts[lo:hi]` (one definition's calls, in source order)
-    outside the spans of its nested definitions `kids`: a call belongs to the innermost
-    definition that holds it. Shared by the walker and Python's own extractor."""
-    names: set[bytes] = set()
-    pos = lo
-    for kid in kids:
-        kid_lo, kid_hi = spans[kid]
-        if kid_lo > pos:
-            names.update(call_texts[pos:kid_lo])
-        pos = max(pos, kid_hi)
-    names.update(call_texts[pos:hi])
-    return names
+def fill_calls(
+    rows: Sequence[list],
+    spans: Sequence[tuple[int, int]],
+    children: Sequence[Sequence[int]],
+    call_texts: Sequence[bytes],
+    drop: frozenset[bytes] = frozenset(),
+) -> None:
+    """Set each symbol row's calls (field 11): the names called in its span of `call_texts`
+    (every call, in source order) outside the spans of its nested definitions, less
+    `drop` (builtins). A call belongs to the innermost definition that holds it. Shared by
+    the walker and Python's own extractor."""
+    for row, (lo, hi), kids in zip(rows, spans, children):
+        if lo == hi:
+            continue
+        names: set[bytes] = set()
+        pos = lo
+        for kid in kids:
+            kid_lo, kid_hi = spans[kid]
+            if kid_lo > pos:
+                names.update(call_texts[pos:kid_lo])
+            pos = max(pos, kid_hi)
+        names.update(call_texts[pos:hi])
+        names.difference_update(drop)
+        if names:
+            row[11] = tuple(sorted([n.decode("utf-8", "replace") for n in names]))
