@@ -158,7 +158,7 @@ def _window_types() -> dict[str, WindowTypeConfig]:
     #                         target  min   max  priority
     balanced = _policy_table({
         "working_files":        (0.28, 0.10, 0.45, 1),
-        "retrieval":            (0.30, 0.05, 0.70, 2),
+        "retrieval":            (0.30, 0.05, 0.85, 2),
         "codebase_map":         (0.17, 0.00, 0.85, 5),
         "project_docs":         (0.05, 0.00, 0.10, 4),
         "conversation_history": (0.12, 0.00, 0.40, 3),

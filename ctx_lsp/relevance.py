@@ -158,6 +158,65 @@ DEFINITIONS_RANKED = 20
 """Definitions per file ranked by the graph, kept after the matching symbols."""
 
 
+# ---------------------------------------------------------------- code units (code/units.py, unit_ranking.py)
+# Issue 22: the room for code goes to the best units across the task's best files, not to
+# whole bodies of the best three files. Measured on the development evaluation: see
+# `units_share` and each constant.
+
+UNIT_FILES = 15
+"""Files of the search ranking whose units are ranked (read per request)."""
+UNIT_BM25_K1 = 1.2
+"""Term-frequency saturation over a unit's text: the textbook value."""
+UNIT_BM25_B = 0.75
+"""Length normalisation over units: the textbook value (units are 1–40 lines)."""
+UNIT_CHARS_PER_TERM = 6.0
+"""A unit's length in terms, estimated from its characters (identifiers split into parts
+run ~6 characters a term with their punctuation): splitting every line of 15 files into
+terms to learn their lengths would cost more than ranking them."""
+UNIT_NAME_WEIGHT = 3.0
+"""A task word in the name of the definition a unit begins counts as three occurrences in
+its text (BM25F's field weight; NAME_BOOST for symbol documents)."""
+UNIT_PATH_WEIGHT = 0.5
+"""A task word in the file's path counts half an occurrence in each of its units: it says
+which file, not which lines, and the file's prior already holds it."""
+UNIT_PRIOR_FLOOR = 0.3
+"""A unit's score is its BM25F times (floor + (1 - floor) x its file's salience): words
+decide within a file and between files of similar salience; a file the ranking puts far
+down needs far better words."""
+UNIT_HIT_BONUS = 0.5
+"""A unit of a symbol the search hit (by its name, signature, docstring or calls) scores up
+to 50 % more, by how well the symbol matched relative to the file's best."""
+UNIT_NEIGHBOUR_BONUS = 0.5
+"""A unit of a caller or callee of the working files' symbols scores 50 % more."""
+UNIT_OUTLINE_TOKENS = 60
+"""Besides its units, a file shown for its units gets this much room for its outline (the
+definitions around them), before breadth spends the rest."""
+
+
+def units_share(budget: int, working: bool) -> float:
+    """The one budget rule between showing code and pointing at it (issue 22): the share
+    of retrieval's allocation spent on the best units before the outlines and skeletons
+    that name the rest."""
+    if working:
+        return UNITS_SHARE_WITH_WORKING_FILES
+    return UNITS_SHARE
+
+
+UNITS_SHARE = 1.0
+"""Without working files."""
+UNITS_SHARE_WITH_WORKING_FILES = 0.75
+"""With working files (which show their own bodies already)."""
+WORKING_UNIT_MIN_RELATIVE_SCORE = 0.5
+"""A working file without a cursor or edits shows its units that score at least half its
+best for the task (at most MAX_TASK_SYMBOLS of them)…"""
+WORKING_OUTLINE_TOKENS = 150
+"""…in an outline of about this many tokens around them (issue 22: "with a file open, its
+own outline shrinks to the units the task touches")."""
+UNITS_MAP_SHRINK = 0.8
+"""The share of the codebase map's allocation that goes to retrieval when it has units
+(the adjustment `code_units_shrink_map`)."""
+
+
 # ---------------------------------------------------------------- working files (contributors/working_files.py)
 
 FOCUS_SALIENCE = 1.0

@@ -56,6 +56,7 @@ class AdjustmentRule(Named):
     NO_WORKING_FILES_TO_RETRIEVAL = "no_working_files_to_retrieval"
     NO_QUERY_TO_CODEBASE_MAP = "no_query_to_codebase_map"
     DOMINANT_HIT_SHRINKS_MAP = "dominant_hit_shrinks_map"
+    CODE_UNITS_SHRINK_MAP = "code_units_shrink_map"
 
 
 class Strategy(Named):
@@ -160,6 +161,10 @@ class Offer:
     whole_if_it_fits: bool = False
     """The request asked for these candidates whole (tier 3): the orchestrator gives the
     contributor room beyond its policy share, up to a limit, when that is what it takes."""
+    units: tuple[tuple[str, int], ...] = ()
+    """The best code units across the offer's candidates, best first, as (candidate id,
+    estimated tokens): a breadth contributor's `depth_share` then goes to them, whichever
+    file each is in, before breadth (issue 22: show the code a task touches)."""
 
 
 # ---------------------------------------------------------------- bundle results

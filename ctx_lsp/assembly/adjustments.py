@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ctx_lsp.relevance import DOMINANT_HIT_MAP_SHRINK, DOMINANT_HIT_RATIO
+from ctx_lsp.relevance import DOMINANT_HIT_MAP_SHRINK, DOMINANT_HIT_RATIO, UNITS_MAP_SHRINK
 from ctx_lsp.vocabulary import AdjustmentRule, ContributorName
 
 HISTORY = ContributorName.CONVERSATION_HISTORY
@@ -28,6 +28,7 @@ class Signals:
     has_query: bool
     top_hit_ratio: float  # best retrieval file score / second best (1.0 when < 2 hits)
     working_focus: bool = True  # a working file has a cursor or unsaved edits
+    code_units: bool = False  # retrieval ranked code units for the task (issue 22)
 
 
 Shares = dict[str, float]
@@ -92,11 +93,23 @@ def dominant_hit_shrinks_map(shares: Shares, s: Signals) -> str | None:
     )
 
 
+def code_units_shrink_map(shares: Shares, s: Signals) -> str | None:
+    """The codebase map points at files; code units show the lines a task touches and
+    name their definitions too. When retrieval has units and there are no working files,
+    part of the map's share goes to them (`relevance.UNITS_MAP_SHRINK`, half of the one budget rule between showing and
+    pointing; `units_share` is the other half)."""
+    if not s.code_units or s.has_working_files:
+        return None  # with working files, the map is ranked towards them: it points well
+    moved = _move(shares, MAP, RETRIEVAL, UNITS_MAP_SHRINK)
+    return f"code units ranked: codebase map shrunk by {moved:.0%} of the budget, given to retrieval" if moved else None
+
+
 RULES: dict[str, Rule] = {
     AdjustmentRule.NO_CONVERSATION_TO_WORKING_FILES: no_conversation_to_working_files,
     AdjustmentRule.NO_WORKING_FILES_TO_RETRIEVAL: no_working_files_to_retrieval,
     AdjustmentRule.NO_QUERY_TO_CODEBASE_MAP: no_query_to_codebase_map,
     AdjustmentRule.DOMINANT_HIT_SHRINKS_MAP: dominant_hit_shrinks_map,
+    AdjustmentRule.CODE_UNITS_SHRINK_MAP: code_units_shrink_map,
 }
 
 

@@ -31,6 +31,7 @@ from ctx_lsp.relevance import (
     MIN_DEPTH_TOKENS,
     MIN_GROWTH_TOKENS,
     SKELETON_TOKENS,
+    UNIT_OUTLINE_TOKENS,
 )
 from ctx_lsp.tokens import ELLIPSIS, TokenCounter
 from ctx_lsp.vocabulary import Candidate, Decision, Format, LineRange, Offer, Rendering, Section, Strategy, Tier
@@ -45,6 +46,7 @@ class Placement(Enum):
     FIT = "the tier it asked for"
     SMALLER = "the richest tier that fit the room left"
     DEPTH = "the bodies the task hits, before breadth"
+    UNITS = "the code units the task ranks best, whichever file they are in, before breadth"
     BREADTH = "an outline, so that more files fit (breadth first)"
     CUT = "cut to the room that was left"
     CONDENSED = "condensed while the bundle was over budget"
@@ -231,7 +233,10 @@ def fill(
         placed.append(p)
         taken[p.candidate.path] = name
 
-    if offer.strategy == Strategy.BREADTH:
+    if offer.strategy == Strategy.BREADTH and offer.units:
+        _units_first(fresh, allocation, offer, pricer, place)
+        _breadth(fresh, allocation, pricer, placed, place, taken, stretch)
+    elif offer.strategy == Strategy.BREADTH:
         _depth_first(fresh, allocation, offer.depth_share, pricer, placed, place)
         _breadth(fresh, allocation, pricer, placed, place, taken, stretch)
     for c in fresh:
@@ -256,6 +261,43 @@ def fill(
         if c.id not in placed_ids:
             decisions[c.id].outcome = f"out: outranked — {name}'s {allocation} tokens were spent on higher-ranked items"
     return placed
+
+
+def _units_first(fresh: list[Candidate], allocation: int, offer: Offer, pricer: Pricer, place) -> None:
+    """The best code units across the offer's files, within its `depth_share` of the
+    allocation (`relevance.units_share`, the one budget rule between showing and pointing):
+    units are taken best first, whichever file each is in, skipping one that does not fit
+    the room left for a smaller one further down; then each file that has units is placed,
+    in the order of its best unit, at its focused tier sized to its units and a little of
+    its outline (UNIT_OUTLINE_TOKENS) — or whole, if that costs no more."""
+    room = int(allocation * offer.depth_share)
+    by_id = {c.id: c for c in fresh}
+    wants: dict[str, int] = {}
+    for cid, cost in offer.units:
+        if cid not in by_id:
+            continue
+        extra = cost if cid in wants else cost + UNIT_OUTLINE_TOKENS + UNIT_SECTION_TOKENS
+        if extra > room:
+            continue
+        wants[cid] = wants.get(cid, 0) + extra
+        room -= extra
+    for cid, want in wants.items():
+        c = by_id[cid]
+        p = None
+        if c.whole_tokens is not None and c.whole_tokens + UNIT_SECTION_TOKENS <= want:
+            entire = c.render(Tier.FULL, want)
+            if entire.content and not entire.truncated and pricer.cost(c, entire) <= want:
+                p = Placed(c, entire, pricer.cost(c, entire), Placement.UNITS)
+        if p is None:
+            part = cut_fit(c, want, pricer, Tier.FOCUSED)
+            if part is not None and shows_something(part.rendering):
+                p = replace(part, how=Placement.UNITS)
+        if p is not None:
+            place(p)
+
+
+UNIT_SECTION_TOKENS = 20
+"""A section's heading and fences, estimated, when units are counted into files' room."""
 
 
 def _depth_first(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -303,7 +303,7 @@ def assemble_with(
     spent outside the orchestrator's text."""
     budget = policy.budget.total
     counter = sources.counter
-    signals = signals_of(ctx)
+    signals = signals_of(ctx, offers)
 
     def run(reserved: dict[str, int]) -> Outcome:
         return assemble(
@@ -388,15 +388,17 @@ def collect_offers(ctx: AssemblyContext) -> dict[str, Offer]:
     return offers
 
 
-def signals_of(ctx: AssemblyContext) -> Signals:
+def signals_of(ctx: AssemblyContext, offers: Mapping[str, Offer] | None = None) -> Signals:
     """What the dynamic adjustments (pass 2) look at."""
     request = ctx.request
+    retrieval = (offers or {}).get(ContributorName.RETRIEVAL.value)
     return Signals(
         has_messages=bool(request.messages),
         has_working_files=bool(ctx.working),
         has_query=bool(request.query.strip()),
         top_hit_ratio=top_hit_ratio(ctx.ranked),
         working_focus=any(w.focus_symbols for w in ctx.working),
+        code_units=retrieval is not None and bool(retrieval.units),
     )
 
 

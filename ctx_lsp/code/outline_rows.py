@@ -457,6 +457,10 @@ def focused_rows(
             ranges.append((start, end, [name], order))
     if not ranges:
         return rows, units
+    if excerpts:  # a symbol an excerpt shows whole is shown (a code unit is often one)
+        ranges = [
+            (start, end, _with_whole_symbols(names, outline, start, end), order) for start, end, names, order in ranges
+        ]
 
     markdown = outline.language == "markdown"
     shown = readable_lines(lines) if markdown else lines
@@ -476,6 +480,8 @@ def focused_rows(
         parent = units[replaced[0].unit].parent if replaced and replaced[0].starts_symbol else _enclosing(out, units)
         units.append(Unit((KEY_FOCUS, -1, order), parent, True))
         unit = len(units) - 1
+        if out and out[-1].source and _hides_code(shown, out[-1].line, start):
+            out.append(Row(0, GAP_MARK, False, unit))  # code left out between two shown spans
         for gone in replaced:  # what the body shows is not folded away: never counted as hidden
             units[gone.unit] = units[gone.unit]._replace(definition=False)
         numbers = _without_blank_runs(shown, start, end) if markdown else range(start, end + 1)
@@ -497,6 +503,22 @@ def focused_rows(
     if not markdown:
         out = _with_import_source(out, units, outline, lines)
     return out, units
+
+
+GAP_MARK = "⋮"
+"""The row between two shown spans of source with code left out between them (issue 22:
+"a one-line marker for each gap"); an outline row between them needs none."""
+
+
+def _hides_code(lines: Sequence[str], after: int, before: int) -> bool:
+    """Whether a line strictly between `after` and `before` is not blank."""
+    return any(lines[n - 1].strip() for n in range(after + 1, min(before, len(lines) + 1)))
+
+
+def _with_whole_symbols(names: list[str], outline: Outline, start: int, end: int) -> list[str]:
+    """`names` and every symbol lying whole within lines `start`..`end`."""
+    inside = [s.qualname for s in outline.symbols if start <= s.start_line and s.end_line <= end]
+    return [*names, *(q for q in inside if q not in names)] if inside else names
 
 
 MAX_FOCUSED_IMPORT_LINES = 40

@@ -140,6 +140,7 @@ class OutlineRenderer:
         ranks: Mapping[str, float] | None = None,
         compact: bool = False,
         excerpts: Sequence[tuple[int, int]] | Callable[[], Sequence[tuple[int, int]]] = (),
+        excerpt_share: float = EXCERPT_SHARE,
         basis: FileBasis | None = None,
         whole_tokens: int | None = None,
     ):
@@ -156,6 +157,9 @@ class OutlineRenderer:
         self.compact = compact
         spec = language_named(outline.language)
         self._excerpts = excerpts if spec is not None else ()
+        self.excerpt_share = excerpt_share
+        """Of a focused section's cap, what its excerpts may take: EXCERPT_SHARE for the
+        task's hot spans beside bodies, all of it for the code units a bundle chose."""
         self.noun = "member" if spec is not None else "subsection"
         self.comment = spec.comment if spec is not None else "# "
         """How a fold note is commented (`# (+3 members)`, `// (+3 members)`)."""
@@ -200,8 +204,8 @@ class OutlineRenderer:
                 names = {*wanted, *map(excerpt_name, spans)}
                 if not result.truncated or names <= set(result.shown_symbols):
                     return _without_excerpts(result)  # all it wants is shown (only the outline was pruned)
-                if spans:
-                    spans = spans[: len(spans) // 2]
+                if spans:  # the least relevant go first: one at a time when there are few
+                    spans = spans[: min(len(spans) - 1, max(len(spans) // 2, 3))]
                 elif len(wanted) <= 1:
                     return _without_excerpts(result)
                 else:
@@ -219,7 +223,7 @@ class OutlineRenderer:
         bodies (which the loop in `render` sheds if they do not fit): excerpts show what
         the bodies do not — an import, a constant, the branch of a long method the task's
         words are in — but the outline that names everything else comes before more of them."""
-        lines, room = self._split(), int(cap * EXCERPT_SHARE)
+        lines, room = self._split(), int(cap * self.excerpt_share)
         excerpts: list[tuple[int, int]] = []
         for start, end in self.excerpts:
             numbers = range(start, min(end, len(lines)) + 1)

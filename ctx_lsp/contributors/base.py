@@ -16,7 +16,7 @@ import stat
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -25,12 +25,13 @@ from ctx_lsp.code.languages import language_named
 from ctx_lsp.code.outline import Outline, split_lines
 from ctx_lsp.code.outline_rows import RANK_FLOOR
 from ctx_lsp.code.tiers import FileBasis, OutlineRenderer
+from ctx_lsp.contributors.unit_ranking import UnitsCache
 from ctx_lsp.errors import CtxError
 from ctx_lsp.index.excerpts import Span, hot_spans
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.search import SearchHit, SearchIndex
 from ctx_lsp.index.workspace import Workspace
-from ctx_lsp.relevance import NEIGHBOUR_RANK
+from ctx_lsp.relevance import EXCERPT_SHARE, NEIGHBOUR_RANK
 from ctx_lsp.tokens import TokenCounter
 from ctx_lsp.vocabulary import (
     BundleRequest,
@@ -101,6 +102,8 @@ class RenderCache:
         self._item_bytes = 0
         self._basis_bytes = 0
         self._lock = threading.Lock()
+        self.units = UnitsCache()
+        """Code units of the files recently ranked for their units (`unit_ranking`)."""
 
     def get(self, key: tuple) -> Rendering | None:
         with self._lock:
@@ -227,16 +230,27 @@ class Contributor(Protocol):
 class Excerpts:
     """How a file's focused tier picks the spans of lines it shows besides whole bodies:
     the task's term weights (`SearchIndex.term_weights`), applied to the file's text when
-    it is first rendered. `key` tells renderings for different tasks apart."""
+    it is first rendered; or the code units the bundle chose for it (`chosen`, best first:
+    `for_units`), which may then take `share` of the section, all of it for units. `key`
+    tells renderings for different tasks apart."""
 
     weights: Mapping[str, float]
     key: tuple
+    chosen: tuple[Span, ...] | None = None
+    share: float = EXCERPT_SHARE
 
     @classmethod
     def for_task(cls, weights: Mapping[str, float]) -> Excerpts | None:
         return cls(weights, tuple(sorted(weights.items()))) if weights else None
 
+    @classmethod
+    def for_units(cls, spans: Sequence[Span]) -> Excerpts:
+        chosen = tuple(spans)
+        return cls({}, ("units", chosen), chosen, 1.0)
+
     def spans(self, text: str, outline: Outline, focus: Collection[str]) -> tuple[Span, ...]:
+        if self.chosen is not None:
+            return self.chosen
         wanted = set(focus)
         covered = [(s.start_line, s.end_line) for s in outline.symbols if s.qualname in wanted]
         return hot_spans(split_lines(text), self.weights, covered=covered)
@@ -323,12 +337,15 @@ def file_candidate(
     ranks: Callable[[], Mapping[str, float]] | None = None,
     compact: bool = False,
     excerpts: Excerpts | None = None,
+    focused_cap: int | None = None,
 ) -> Candidate:
     """A whole-file candidate rendered with the standard tiers (outline/focused/full).
 
     `focus` and `ranks` (called once, when the file is first rendered) say which
     definitions an outline over its cap keeps first; `compact` lists definitions only;
-    `excerpts` picks the spans of lines its focused tier also shows.
+    `excerpts` picks the spans of lines its focused tier also shows; `focused_cap` bounds
+    that tier whatever room there is (a working file shows the units a task touches in a
+    short outline, not its whole outline).
     """
     workspace, counter, focus = ctx.workspace, ctx.counter, tuple(focus)
     # Markdown is shown readable (HTML dropped), so its count on disk is not what renders.
@@ -363,6 +380,7 @@ def file_candidate(
                 ranks=ordering()[0],
                 compact=compact,
                 excerpts=spans,
+                excerpt_share=excerpts.share if excerpts is not None else EXCERPT_SHARE,
                 basis=basis,
                 whole_tokens=whole_tokens if shareable else None,  # the indexed text's count
             ),
@@ -372,6 +390,8 @@ def file_candidate(
     unreadable: set[str] = set()
 
     def rendering(t: Tier, cap: int) -> Rendering:
+        if t == Tier.FOCUSED and focused_cap is not None:
+            cap = min(cap, focused_cap)
         # Keyed by the file's content hash and buffer version and by what orders the
         # outline, so renderings are shared across requests while the file is unchanged.
         # Excerpts (the task's words) change only the focused tier.

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from ctx_lsp.code.languages import language_named
 from ctx_lsp.contributors.base import AssemblyContext, Excerpts, RankedFile, definition_ranks, file_candidate
 from ctx_lsp.contributors.kinds import is_changelog, is_test_path, mentions_tests, wants_changelog
+from ctx_lsp.contributors.unit_ranking import RankedUnit, UnitFile, rank_units, units_of
+from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.search import SearchHit
 from ctx_lsp.relevance import (
     BODY_SYMBOLS,
@@ -31,6 +34,8 @@ from ctx_lsp.relevance import (
     NAMED_HIT_RANK,
     SEARCH_HITS,
     TEST_FILE_FACTOR,
+    UNIT_FILES,
+    units_share,
 )
 from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy
 
@@ -91,21 +96,47 @@ class Retrieval:
         candidates = []
         changelogs = wants_changelog(ctx.query)
         excerpts = Excerpts.for_task(ctx.search.term_weights(ctx.query))
-        for rank, r in enumerate(ctx.ranked[:MAX_CANDIDATE_FILES]):
-            entry = ctx.workspace.files.get(r.abs_path)
-            if entry is None or (not changelogs and is_changelog(entry.path)):
-                continue
+        files = [
+            (rank, r, entry)
+            for rank, r in enumerate(ctx.ranked[:MAX_CANDIDATE_FILES])
+            if (entry := ctx.workspace.files.get(r.abs_path)) is not None
+            and (changelogs or not is_changelog(entry.path))
+        ]
+        units = best_units(ctx, [(r, entry) for _, r, entry in files])
+        spans: dict[str, list[RankedUnit]] = {}
+        for u in units:
+            spans.setdefault(u.abs_path, []).append(u)
+        for rank, r, entry in files:
             symbols = tuple(dict.fromkeys(h.symbol for h in r.hits if h.symbol))[:FOCUS_SYMBOLS]
             terms = sorted({t for h in r.hits for t in h.matched})
             reason = f"matches {', '.join(terms[:6])}" + (f" in {', '.join(symbols[:3])}" if symbols else "")
             if r.score > r.lexical + 1e-9:
                 near = "the working files" if ctx.working else "what the task names"
                 reason += f"; near {near} in the reference graph"
+            graph_ranks = definition_ranks(ctx, ctx.rank, r.abs_path, DEFINITIONS_RANKED)
+            own = spans.get(r.abs_path)
+            if own:
+                # Its best units, in the bundle's ranking; every hit keeps its signature first
+                # in the outline around them (above the graph's ranks).
+                reason += "; " + units_reason(own, units)
+                candidates.append(
+                    file_candidate(
+                        ctx,
+                        entry,
+                        self.name,
+                        r.score,
+                        reason,
+                        ctx.tier,
+                        (),
+                        with_named(graph_ranks, symbols) if symbols else graph_ranks,
+                        excerpts=Excerpts.for_units([(u.unit.start, u.unit.end) for u in own]),
+                    )
+                )
+                continue
             # Bodies for the best few hits; the other hits' signatures are kept first in the
             # outline (above the graph's ranks), so a pruned outline still names them.
             body_count = body_symbols(ctx.budget)
             bodies, named = symbols[:body_count], symbols[body_count:]
-            graph_ranks = definition_ranks(ctx, ctx.rank, r.abs_path, DEFINITIONS_RANKED)
             candidates.append(
                 file_candidate(
                     ctx,
@@ -116,12 +147,53 @@ class Retrieval:
                     ctx.tier,
                     bodies,
                     with_named(graph_ranks, named) if named else graph_ranks,
-                    excerpts=excerpts if rank < EXCERPT_FILES else None,
+                    excerpts=excerpts if rank < EXCERPT_FILES and not units else None,
                 )
+            )
+        if units:
+            ids = {c.path: c.id for c in candidates}
+            picks = tuple((ids[u.path], u.cost) for u in units if u.path in ids)
+            return Offer(
+                self.name,
+                candidates,
+                self.strategy,
+                depth_share=units_share(ctx.budget, bool(ctx.working)),
+                units=picks,
             )
         # Working files already show the bodies the task names in them: less depth here.
         depth = DEPTH_SHARE_WITH_WORKING_FILES if ctx.working else depth_share(ctx.budget)
         return Offer(self.name, candidates, self.strategy, depth_share=depth)
+
+
+def best_units(ctx: AssemblyContext, files: Sequence[tuple[RankedFile, IndexedFile]]) -> list[RankedUnit]:
+    """The code units of the best UNIT_FILES files, ranked for the task (`unit_ranking`)."""
+    if not ctx.query.strip():
+        return []
+    top = max((r.score for r, _ in files), default=0.0) or 1.0
+    read = []
+    for r, entry in files[:UNIT_FILES]:
+        if language_named(entry.language) is None:
+            continue
+        fu = units_of(ctx.workspace, ctx.renders.units, entry)
+        if fu is None or not fu.units:
+            continue
+        hits = ctx.hit_symbols.get(r.abs_path, {})
+        best_hit = max(hits.values(), default=0.0) or 1.0
+        owners = {name: score / best_hit for name, score in hits.items()}
+        neighbours = frozenset(ctx.neighbours.get(r.abs_path, ()))
+        read.append((UnitFile(entry, r.score / top, owners, neighbours), fu))
+    return rank_units(read, ctx.query, ctx.search.term_weights(ctx.query))
+
+
+def units_reason(own: Sequence[RankedUnit], ranking: Sequence[RankedUnit]) -> str:
+    """Explain's words for a file's units: which, why, and against how many."""
+    position = {id(u): i for i, u in enumerate(ranking)}
+    shown = []
+    for u in own[:3]:
+        where = u.unit.owner or "module code"
+        shown.append(f"{where} (lines {u.unit.start}-{u.unit.end}: {', '.join(u.matched[:4])}; #{position[id(u)] + 1})")
+    more = f" and {len(own) - 3} more" if len(own) > 3 else ""
+    return f"units {', '.join(shown)}{more} of {len(ranking)} ranked units"
 
 
 def body_symbols(budget: int) -> int:

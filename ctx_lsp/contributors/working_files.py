@@ -12,10 +12,11 @@ import difflib
 import time
 from collections.abc import Mapping
 
-from ctx_lsp.code.languages import CONTAINER_KINDS
+from ctx_lsp.code.languages import CONTAINER_KINDS, language_named
 from ctx_lsp.code.outline import Outline
-from ctx_lsp.contributors.base import AssemblyContext, WorkingFile, file_candidate, precomputed
+from ctx_lsp.contributors.base import AssemblyContext, Excerpts, WorkingFile, file_candidate, precomputed
 from ctx_lsp.contributors.kinds import is_test_path, mentions_tests
+from ctx_lsp.contributors.unit_ranking import RankedUnit, UnitFile, rank_units, units_of
 from ctx_lsp.errors import CtxError
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.workspace import Workspace
@@ -28,6 +29,8 @@ from ctx_lsp.relevance import (
     RECENT_EDIT_HALF_LIFE_S,
     SMALL_FILE_TOKENS,
     TASK_SYMBOL_MIN_RELATIVE_SCORE,
+    WORKING_OUTLINE_TOKENS,
+    WORKING_UNIT_MIN_RELATIVE_SCORE,
 )
 from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy, Tier
 
@@ -138,6 +141,26 @@ def task_symbols(hits: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(name for name, score in ranked if score >= TASK_SYMBOL_MIN_RELATIVE_SCORE * best)[:MAX_TASK_SYMBOLS]
 
 
+def task_units(ctx: AssemblyContext, entry: IndexedFile, hits: Mapping[str, float]) -> list[RankedUnit]:
+    """The units of a working file (without a cursor or edits) that the task's words are
+    in: its best few, each at least WORKING_UNIT_MIN_RELATIVE_SCORE of the best."""
+    if not ctx.query.strip() or language_named(entry.language) is None:
+        return []
+    fu = units_of(ctx.workspace, ctx.renders.units, entry)
+    if fu is None or not fu.units:
+        return []
+    best_hit = max(hits.values(), default=0.0) or 1.0
+    ranked = rank_units(
+        [(UnitFile(entry, 1.0, {k: v / best_hit for k, v in hits.items()}), fu)],
+        ctx.query,
+        ctx.search.term_weights(ctx.query),
+    )
+    if not ranked:
+        return []
+    floor = WORKING_UNIT_MIN_RELATIVE_SCORE * ranked[0].score
+    return [u for u in ranked if u.score >= floor][:MAX_TASK_SYMBOLS]
+
+
 def _methods(outline: Outline, qualname: str) -> list[str]:
     """A class's own methods, dunders aside: a task that names a class changes what its
     methods do, and their callers elsewhere change with them (`self.type.get_metavar(self)`
@@ -201,6 +224,25 @@ class WorkingFiles:
             tier = ctx.tier
             hits = dict(matches.get(w.entry.abs_path, {}))
             focus = w.focus_symbols
+            units = () if focus else task_units(ctx, w.entry, hits)
+            if units:  # the task's units in a short outline: the room goes to what they reach
+                spans = [(u.unit.start, u.unit.end) for u in units]
+                shown = ", ".join(dict.fromkeys(u.unit.owner or "module code" for u in units))
+                candidates.append(
+                    file_candidate(
+                        ctx,
+                        w.entry,
+                        self.name,
+                        w.salience,
+                        f"{w.reason}; the task's words are in {shown}",
+                        Tier.FOCUSED if ctx.tier >= Tier.FOCUSED else ctx.tier,
+                        (),
+                        precomputed(hits) if hits else None,
+                        excerpts=Excerpts.for_units(spans),
+                        focused_cap=sum(u.cost for u in units) + WORKING_OUTLINE_TOKENS,
+                    )
+                )
+                continue
             if not focus and w.entry.tokens <= SMALL_FILE_TOKENS:
                 tier = ctx.max_tier if ctx.tier >= Tier.FOCUSED else ctx.tier  # small enough: whole file
             elif not focus:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from ctx_lsp.index.terms import terms
 from ctx_lsp.relevance import EXCERPT_LINES_AFTER, EXCERPT_LINES_BEFORE, MAX_EXCERPTS
@@ -47,7 +48,7 @@ def hot_spans(
         return ()
     line_terms: dict[int, dict[str, int]] = {}
     lines_with: dict[str, int] = {}
-    for number in _candidate_lines(lines, weights):
+    for number in lines_with_terms(lines, weights):
         found = [t for t in terms(lines[number - 1]) if t in weights]
         if not found:
             continue
@@ -114,21 +115,35 @@ def hot_spans(
     return tuple(chosen)
 
 
-def _candidate_lines(lines: Sequence[str], weights: Mapping[str, float]) -> list[int]:
+class LowerLines:
+    """A text's lines in lower case as one string, with each line's offset in it: what
+    `lines_with_terms` searches. Kept by whoever searches one file for many tasks."""
+
+    __slots__ = ("starts", "text")
+
+    def __init__(self, lines: Sequence[str]):
+        lowered = [line.lower() for line in lines]  # per line: lower() may change a length
+        starts, offset = array("i"), 0
+        for line in lowered:
+            starts.append(offset)
+            offset += len(line) + 1
+        self.starts = starts
+        self.text = "\n".join(lowered)
+
+
+def lines_with_terms(lines: Sequence[str] | LowerLines, weights: Collection[str]) -> list[int]:
     """Line numbers that may hold a task term: those containing, in lower case, a term less
     its last letter (a stem's words all contain it: `entry` ← entries, `pars` ← parses).
     One regular-expression pass over the file instead of splitting every line into terms:
     most lines of a file hold none of a task's few words."""
+    if not weights:
+        return []
     prefixes = sorted({t[:-1] if len(t) > 3 else t for t in weights}, key=len, reverse=True)
     pattern = re.compile("|".join(re.escape(p) for p in prefixes))
-    lowered = [line.lower() for line in lines]  # per line: lower() may change a length
-    starts, offset = [], 0
-    for line in lowered:
-        starts.append(offset)
-        offset += len(line) + 1
-    text = "\n".join(lowered)
+    lower = lines if isinstance(lines, LowerLines) else LowerLines(lines)
+    starts = lower.starts
     found: list[int] = []
-    for match in pattern.finditer(text):
+    for match in pattern.finditer(lower.text):
         number = bisect_right(starts, match.start())
         if not found or found[-1] != number:
             found.append(number)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctx_lsp.index.excerpts import _candidate_lines, hot_spans
+from ctx_lsp.index.excerpts import lines_with_terms, hot_spans
 from ctx_lsp.index.terms import terms
 from ctx_lsp.relevance import EXCERPT_LINES_AFTER, EXCERPT_LINES_BEFORE
 
@@ -103,7 +103,7 @@ def test_the_prefilter_misses_no_line_holding_a_task_term(lines: list[str], quer
     weights = {t: 1.0 for t in terms(" ".join(query))}
     if not weights:
         return
-    kept = set(_candidate_lines(lines, weights))
+    kept = set(lines_with_terms(lines, weights))
     for number, line in enumerate(lines, 1):
         if any(t in weights for t in terms(line)):
             assert number in kept, (line, sorted(weights))

@@ -511,6 +511,7 @@ LANGUAGES = [
         name="python",
         extensions=(".py", ".pyi"),
         comment="# ",
+        multiline_quotes=(('"""', '"""'), ("'''", "'''")),
         fence="python",
         header_end=":",
         module_doc_format='"""{}"""',

@@ -209,6 +209,7 @@ LANGUAGES = [
         block_comments=False,
         builtins=BUILTINS,
         comment="# ",
+        multiline_quotes=(("=begin", "=end"),),
         module_doc_format="# {}",
         fence="ruby",
         test_suffixes=("_spec.rb", "_test.rb"),

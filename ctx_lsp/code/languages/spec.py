@@ -123,6 +123,9 @@ class LanguageSpec:
     they would link every file to every other in the reference graph."""
     comment: str = "// "
     """How a line comment starts: marker lines inside shown code read as comments."""
+    multiline_quotes: tuple[tuple[str, str], ...] = (("/*", "*/"),)
+    """(opening, closing) of the blocks that span lines and may hold blank lines that are
+    not statement boundaries (block comments, docstrings): code units are not cut there."""
     fence: str = ""
     """The markdown code fence's language label."""
     header_end: str = ""

@@ -1,0 +1,204 @@
+"""Code units: the pieces of a file a bundle selects and shows (issue 22).
+
+A bundle used to choose files and then decide, per file, which whole bodies to show. The
+lines a real fix changes are often elsewhere: in the one branch of a 200-line method that
+handles the case, in an import, a module constant, a class attribute. Units are the
+smallest pieces worth showing on their own, aligned with the code's syntax so that each
+reads as written: a short function or method whole; a long one in pieces cut at blank
+lines (the first piece holds its signature and docstring); a class's own lines before its
+first member (its header, docstring and attributes); and the module-level code between
+definitions (imports, constants, statements) in blank-line blocks.
+
+Every line of a file that is not blank belongs to exactly one unit (a unit neither starts
+nor ends with a blank line), so a selection of units never shows a line twice. Units come from the outline
+and the lines alone (no parsing), for every language the outline knows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ctx_lsp.code.languages import language_named
+from ctx_lsp.code.languages.spec import CONTAINER_KINDS
+from ctx_lsp.code.outline import Outline, Symbol
+
+UNIT_MAX_LINES = 40
+"""A piece of a definition or of module code is cut at a blank line once it is this long
+(or at this length if no blank line comes): about a screen, and what lexical chunk
+retrieval shows well (30-line windows). Short definitions stay whole."""
+UNIT_MIN_LINES = 6
+"""A piece is not cut off shorter than this: two-line fragments of a function read badly
+and cost a gap marker each."""
+
+
+@dataclass(frozen=True, slots=True)
+class CodeUnit:
+    """Lines `start`..`end` (1-based, inclusive) of one file.
+
+    `owner` is the qualname of the innermost definition the lines belong to ("" for module
+    code); `first` says the unit holds the owner's first line (its signature), so a match
+    of the owner's name counts for it; `kind` is "definition" (a function or method, or a
+    piece of one), "header" (a container's own lines) or "module"."""
+
+    start: int
+    end: int
+    owner: str
+    kind: str
+    first: bool
+
+    @property
+    def lines(self) -> int:
+        return self.end - self.start + 1
+
+
+def code_units(outline: Outline, lines: Sequence[str]) -> tuple[CodeUnit, ...]:
+    """The file's units in line order; none for a file without code symbols (markdown,
+    text) — its lines are not code units."""
+    total = min(outline.line_count or len(lines), len(lines))
+    if total <= 0:
+        return ()
+    symbols = [s for s in outline.symbols if s.kind != "heading" and 1 <= s.start_line <= total]
+    if not symbols and outline.language in ("markdown", "text"):
+        return ()
+    children: dict[str, list[Symbol]] = {}
+    top: list[Symbol] = []
+    for s in symbols:
+        if s.parent and s.depth > 0:
+            children.setdefault(s.parent, []).append(s)
+        else:
+            top.append(s)
+    units: list[CodeUnit] = []
+    cuttable = _cut_points(lines, outline.language)
+    _within(1, total, "", "module", _outermost(top), children, cuttable, units)
+    return tuple(_trimmed(u, lines) for u in units if any(lines[n - 1].strip() for n in range(u.start, u.end + 1)))
+
+
+def _trimmed(u: CodeUnit, lines: Sequence[str]) -> CodeUnit:
+    """The unit without blank lines at either end (they cost tokens and show nothing)."""
+    start, end = u.start, u.end
+    while not lines[start - 1].strip():
+        start += 1
+    while not lines[end - 1].strip():
+        end -= 1
+    return u if (start, end) == (u.start, u.end) else CodeUnit(start, end, u.owner, u.kind, u.first)
+
+
+def _outermost(symbols: Sequence[Symbol]) -> list[Symbol]:
+    """Symbols in line order, without any that lie inside an earlier one (a symbol an
+    extractor lists at top level but nested in lines, e.g. an object literal's methods)."""
+    out: list[Symbol] = []
+    for s in sorted(symbols, key=lambda s: (s.start_line, -s.end_line)):
+        if out and s.start_line <= out[-1].end_line:
+            continue
+        out.append(s)
+    return out
+
+
+def _within(
+    start: int,
+    end: int,
+    owner: str,
+    kind: str,
+    inner: Sequence[Symbol],
+    children: dict[str, list[Symbol]],
+    cuttable: Sequence[bool],
+    out: list[CodeUnit],
+) -> None:
+    """Units of lines `start`..`end` holding the definitions `inner` (outermost, in line
+    order): the lines between them as `kind` blocks of `owner`, each definition by
+    `_definition`."""
+    at = start
+    for s in inner:
+        s_start, s_end = max(s.start_line, at), min(s.end_line, end)
+        if s_start > s_end:
+            continue
+        if at < s_start:
+            _blocks(at, s_start - 1, owner, kind, False, cuttable, out)
+        _definition(s, s_start, s_end, children, cuttable, out)
+        at = s_end + 1
+    if at <= end:
+        _blocks(at, end, owner, kind, False, cuttable, out)
+
+
+def _definition(
+    s: Symbol, start: int, end: int, children: dict[str, list[Symbol]], cuttable: Sequence[bool], out: list[CodeUnit]
+) -> None:
+    """A container's header and members; a function whole, or in pieces when long (its
+    nested functions stay inside it: they read as part of it)."""
+    members = _outermost(children.get(s.qualname, ())) if s.kind in CONTAINER_KINDS else []
+    members = [m for m in members if start < m.start_line <= end]
+    if not members:
+        _blocks(
+            start, end, s.qualname, "definition" if s.kind not in CONTAINER_KINDS else "header", True, cuttable, out
+        )
+        return
+    first_member = members[0].start_line
+    _blocks(start, first_member - 1, s.qualname, "header", True, cuttable, out)
+    _within(first_member, end, s.qualname, "header", members, children, cuttable, out)
+
+
+def _blocks(
+    start: int, end: int, owner: str, kind: str, first: bool, cuttable: Sequence[bool], out: list[CodeUnit]
+) -> None:
+    """Lines `start`..`end` as units of at most UNIT_MAX_LINES, cut before a blank line
+    that may be cut at (`_cut_points`). Module and header code is cut at each after
+    UNIT_MIN_LINES (an import block, a constant, the next statement), a definition only
+    when it is long."""
+    if start > end:
+        return
+    whole = kind == "definition" or first
+    piece_start = start
+    n = start
+    while n <= end:
+        length = n - piece_start + 1
+        blank_next = n < end and cuttable[n]  # cuttable[n] is line n + 1
+        cut = False
+        if length >= UNIT_MAX_LINES:
+            cut = True
+        elif blank_next and length >= UNIT_MIN_LINES and (not whole or end - start + 1 > UNIT_MAX_LINES):
+            cut = _worth_cutting(piece_start, n, end, whole)
+        if cut and n < end:
+            if end - n < UNIT_MIN_LINES:  # the rest is too short to stand alone: keep it here
+                break
+            out.append(CodeUnit(piece_start, n, owner, kind, first and piece_start == start))
+            piece_start = n + 1
+        n += 1
+    out.append(CodeUnit(piece_start, end, owner, kind, first and piece_start == start))
+
+
+def _worth_cutting(piece_start: int, n: int, end: int, whole: bool) -> bool:
+    """At a blank line: module code is cut into its blocks; a long definition into pieces
+    of about half the maximum or more, so that it does not shatter into short ones."""
+    if not whole:
+        return True
+    return n - piece_start + 1 >= UNIT_MAX_LINES // 2
+
+
+def _cut_points(lines: Sequence[str], language: str) -> list[bool]:
+    """cuttable[i]: line i + 1 is blank and outside a multi-line string or block comment
+    (a docstring's paragraphs are not statements: a unit cut there shows half a
+    docstring): the language's `multiline_quotes`, found by a scan line by line."""
+    spec = language_named(language)
+    pairs = spec.multiline_quotes if spec is not None else ()
+    cuttable = [False] * len(lines)
+    closing: str | None = None
+    for i, line in enumerate(lines):
+        if closing is None and not line.strip():
+            cuttable[i] = True
+            continue
+        at = 0
+        while True:
+            if closing is not None:
+                found = line.find(closing, at)
+                if found < 0:
+                    break
+                at, closing = found + len(closing), None
+                continue
+            opened = [(line.find(o, at), o, c) for o, c in pairs]
+            opened = [x for x in opened if x[0] >= 0]
+            if not opened:
+                break
+            found, opener, closer = min(opened)
+            at, closing = found + len(opener), closer
+    return cuttable

@@ -1,0 +1,105 @@
+"""Code units: syntax-aligned pieces of a file, every non-blank line in exactly one."""
+
+from __future__ import annotations
+
+from ctx_lsp.code.outline import outline_for, split_lines
+from ctx_lsp.code.units import UNIT_MAX_LINES, CodeUnit, code_units
+
+
+def units_of(path: str, text: str) -> tuple[list[str], tuple[CodeUnit, ...]]:
+    lines = split_lines(text)
+    return lines, code_units(outline_for(path, text.encode()), lines)
+
+
+def assert_partition(lines: list[str], units: tuple[CodeUnit, ...]) -> None:
+    """Units are in line order, disjoint, and cover every non-blank line."""
+    covered: set[int] = set()
+    last = 0
+    for u in units:
+        assert u.start > last and u.end >= u.start
+        last = u.end
+        covered.update(range(u.start, u.end + 1))
+    for n, line in enumerate(lines, 1):
+        if line.strip():
+            assert n in covered, f"line {n} in no unit: {line!r}"
+
+
+PYTHON = '''"""A module."""
+
+import os
+import sys
+
+LIMIT = 10
+
+
+class Store:
+    """Keeps things."""
+
+    size: int = 0
+
+    def get(self, key):
+        return self.items[key]
+
+    def put(self, key, value):
+        self.items[key] = value
+
+
+def helper(x):
+    def inner(y):
+        return y
+
+    return inner(x)
+'''
+
+
+def test_python_units_follow_definitions() -> None:
+    lines, units = units_of("m.py", PYTHON)
+    assert_partition(lines, units)
+    spans = {(u.owner, u.kind, u.first): (u.start, u.end) for u in units}
+    assert spans[("Store", "header", True)] == (9, 12)  # class line, docstring, attribute
+    assert spans[("Store.get", "definition", True)] == (14, 15)
+    assert spans[("Store.put", "definition", True)] == (17, 18)
+    assert spans[("helper", "definition", True)] == (21, 25)  # the nested function stays inside
+    module = [u for u in units if u.kind == "module"]
+    assert module and module[0].start == 1 and all(u.owner == "" for u in module)
+
+
+def test_long_function_is_cut_at_blank_lines_never_inside_a_docstring() -> None:
+    doc = "\n".join(f"    paragraph {i}\n" for i in range(12))
+    body = "\n".join(f"    x{i} = {i}\n    y{i} = x{i}\n" for i in range(30))
+    text = f'def long(a):\n    """Doc.\n\n{doc}    """\n{body}\n'
+    lines, units = units_of("m.py", text)
+    assert_partition(lines, units)
+    pieces = [u for u in units if u.owner == "long"]
+    assert len(pieces) > 2
+    assert pieces[0].first and not any(p.first for p in pieces[1:])
+    assert all(p.lines <= UNIT_MAX_LINES for p in pieces)
+    closing = next(n for n, line in enumerate(lines, 1) if line.strip() == '"""')
+    for p in pieces[1:]:  # a piece after the first starts after the docstring or at a hard cut
+        if p.start <= closing:
+            assert pieces[0].lines == UNIT_MAX_LINES or p.start - 1 == pieces[0].end
+
+
+def test_go_methods_rust_impls_and_typescript_classes_make_units() -> None:
+    go = "package s\n\nimport \"fmt\"\n\ntype Stack[T any] struct {\n\titems []T\n}\n\n" + (
+        "func (s *Stack[T]) Push(v T) {\n\ts.items = append(s.items, v)\n\tfmt.Println(v)\n}\n"
+    )
+    lines, units = units_of("s.go", go)
+    assert_partition(lines, units)
+    assert any(u.owner == "Stack.Push" and u.first for u in units)
+
+    rust = "struct Buf { n: usize }\n\nimpl Buf {\n    fn read(&self) -> usize {\n        self.n\n    }\n}\n"
+    lines, units = units_of("b.rs", rust)
+    assert_partition(lines, units)
+    assert any(u.owner == "Buf.read" and u.kind == "definition" for u in units)
+
+    ts = "/* a\n\n   comment */\nexport class A {\n  x = 1;\n\n  run(): void {\n    go();\n  }\n}\n"
+    lines, units = units_of("a.ts", ts)
+    assert_partition(lines, units)
+    assert any(u.owner == "A.run" for u in units)
+    assert any(u.owner == "A" and u.kind == "header" for u in units)
+
+
+def test_text_and_markdown_have_no_units() -> None:
+    assert units_of("n.txt", "just words\n")[1] == ()
+    assert units_of("r.md", "# Title\n\nwords\n")[1] == ()

@@ -1,0 +1,89 @@
+"""Code units ranked across the task's best files, and what a bundle shows of them (issue 22)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from ctx_lsp.contributors.retrieval import Retrieval, best_units
+from ctx_lsp.contributors.working_files import WorkingFiles
+from ctx_lsp.params import parse_bundle
+from ctx_lsp.vocabulary import Tier
+from tests.contributors.conftest import context, offer_of, rendered, uri
+
+
+def long_function(name: str, special: str) -> str:
+    """A 90-line function whose one branch, 60 lines in, holds `special`."""
+    body = "\n".join(f"    step_{i} = prepare_{i}(value)\n" for i in range(30))
+    return (
+        f"def {name}(value):\n"
+        f'    """Run every step."""\n'
+        f"{body}\n"
+        f"    if value.{special}:\n"
+        f"        return handle_{special}(value)\n"
+        f"    return value\n"
+    )
+
+
+FILES = {
+    "pkg/runner.py": "import os\n\n\n" + long_function("run_all", "quarantined_charset") + "\n\ndef other():\n    return 1\n",
+    "pkg/charset.py": textwrap.dedent(
+        """\
+        CHARSET_DEFAULT = "utf-8"
+
+
+        def pick_charset(headers):
+            return headers.get("charset", CHARSET_DEFAULT)
+        """
+    ),
+    "pkg/unrelated.py": "def nothing_here():\n    return 0\n",
+}
+
+
+def test_the_unit_holding_the_task_words_ranks_first_not_the_whole_function(make_engine) -> None:
+    """Ensure that the piece of a long function where the task's words are ranks above the
+    piece with its signature, and that a piece is not the whole function."""
+    engine = make_engine(FILES)
+    ctx = context(engine, {"query": "quarantined charset handling"})
+    files = [(r, ctx.workspace.files[r.abs_path]) for r in ctx.ranked]
+    units = best_units(ctx, files)
+    assert units, "no unit ranked"
+    top = [u for u in units if u.path == "pkg/runner.py"][0]
+    assert top.unit.owner == "run_all" and not top.unit.first
+    lines = (engine.roots[0] / "pkg/runner.py").read_text().splitlines()
+    shown = "\n".join(lines[top.unit.start - 1 : top.unit.end])
+    assert "quarantined_charset" in shown and "def run_all" not in shown
+    assert {"charset", "quarantin"} <= set(top.matched)  # terms are stemmed
+    assert all(units[i].score >= units[i + 1].score for i in range(len(units) - 1))
+
+
+def test_a_bundle_shows_the_units_in_line_order_with_their_outline(make_engine) -> None:
+    """Ensure that retrieval offers its units, a bundle shows the branch the task names with
+    line numbers, names the function around it, and stays within its budget."""
+    engine = make_engine(FILES)
+    ctx = context(engine, {"query": "quarantined charset handling", "budget": 1200})
+    offer = offer_of(Retrieval(), ctx)
+    assert offer.units and offer.depth_share > 0
+    runner = next(c for c in offer.candidates if c.path == "pkg/runner.py")
+    assert "units run_all" in runner.reason and "ranked units" in runner.reason
+    r = rendered(runner, Tier.FOCUSED, 600, engine.counter)
+    assert "return handle_quarantined_charset(value)" in r.content
+    assert "def run_all(value)" in r.content  # the outline names the function the unit is in
+    numbers = [int(line.split("│")[0]) for line in r.content.splitlines() if line.split("│")[0].strip().isdigit()]
+    assert numbers == sorted(numbers)
+
+    result = engine.bundle(parse_bundle({"query": "quarantined charset handling", "budget": 1200}))
+    assert result.total_tokens <= 1200
+    assert "return handle_quarantined_charset(value)" in result.text
+
+
+def test_a_working_file_without_a_cursor_shows_the_units_the_task_touches(make_engine) -> None:
+    """Ensure that an open file without a cursor or edits shows the piece the task's words
+    are in, in a short outline, not the whole long function."""
+    engine = make_engine(FILES)
+    ctx = context(engine, {"query": "quarantined charset", "open": [uri(engine, "pkg/runner.py")]})
+    offer = offer_of(WorkingFiles(), ctx)
+    (candidate,) = offer.candidates
+    assert "the task's words are in run_all" in candidate.reason
+    r = rendered(candidate, Tier.FOCUSED, 5000, engine.counter)
+    assert "return handle_quarantined_charset(value)" in r.content
+    assert "step_3 = prepare_3(value)" not in r.content  # the first piece is not the task's
