@@ -183,7 +183,7 @@ UNIT_PRIOR_FLOOR = 0.3
 """A unit's score is its BM25F times (floor + (1 - floor) x its file's salience): words
 decide within a file and between files of similar salience; a file the ranking puts far
 down needs far better words."""
-UNIT_HIT_BONUS = 0.5
+UNIT_HIT_BONUS = 1.5
 """A unit of a symbol the search hit (by its name, signature, docstring or calls) scores up
 to 50 % more, by how well the symbol matched relative to the file's best."""
 UNIT_NEIGHBOUR_BONUS = 0.5

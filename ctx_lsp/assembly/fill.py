@@ -369,6 +369,6 @@ def _breadth(
                 better = cut_fit(p.candidate, room, pricer)
             grows = better is not None and (better.cost > p.cost or (better.tier > p.tier and better.cost >= p.cost))
             if better is not None and grows and better.tier >= p.tier:
-                if p.how == Placement.DEPTH and better.tier == Tier.FOCUSED:
-                    better = replace(better, how=Placement.DEPTH)
+                if p.how in (Placement.DEPTH, Placement.UNITS) and better.tier == Tier.FOCUSED:
+                    better = replace(better, how=p.how)
                 placed[i] = better

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ctx_lsp.code.languages import language_named
-from ctx_lsp.code.languages.spec import CONTAINER_KINDS
+from ctx_lsp.code.languages.spec import CONTAINER_KINDS, LanguageSpec
 from ctx_lsp.code.outline import Outline, Symbol
 
 UNIT_MAX_LINES = 40
@@ -69,8 +69,9 @@ def code_units(outline: Outline, lines: Sequence[str]) -> tuple[CodeUnit, ...]:
         else:
             top.append(s)
     units: list[CodeUnit] = []
-    cuttable = _cut_points(lines, outline.language)
-    _within(1, total, "", "module", _outermost(top), children, cuttable, units)
+    spec = language_named(outline.language)
+    marks = _LineMarks(_cut_points(lines, spec), _comment_lines(lines, spec))
+    _within(1, total, "", "module", _outermost(top), children, marks, units)
     return tuple(_trimmed(u, lines) for u in units if any(lines[n - 1].strip() for n in range(u.start, u.end + 1)))
 
 
@@ -102,7 +103,7 @@ def _within(
     kind: str,
     inner: Sequence[Symbol],
     children: dict[str, list[Symbol]],
-    cuttable: Sequence[bool],
+    marks: _LineMarks,
     out: list[CodeUnit],
 ) -> None:
     """Units of lines `start`..`end` holding the definitions `inner` (outermost, in line
@@ -110,37 +111,33 @@ def _within(
     `_definition`."""
     at = start
     for s in inner:
-        s_start, s_end = max(s.start_line, at), min(s.end_line, end)
+        s_start, s_end = max(_leading_comments(s.start_line, marks.comment), at), min(s.end_line, end)
         if s_start > s_end:
             continue
         if at < s_start:
-            _blocks(at, s_start - 1, owner, kind, False, cuttable, out)
-        _definition(s, s_start, s_end, children, cuttable, out)
+            _blocks(at, s_start - 1, owner, kind, False, marks, out)
+        _definition(s, s_start, s_end, children, marks, out)
         at = s_end + 1
     if at <= end:
-        _blocks(at, end, owner, kind, False, cuttable, out)
+        _blocks(at, end, owner, kind, False, marks, out)
 
 
 def _definition(
-    s: Symbol, start: int, end: int, children: dict[str, list[Symbol]], cuttable: Sequence[bool], out: list[CodeUnit]
+    s: Symbol, start: int, end: int, children: dict[str, list[Symbol]], marks: _LineMarks, out: list[CodeUnit]
 ) -> None:
     """A container's header and members; a function whole, or in pieces when long (its
     nested functions stay inside it: they read as part of it)."""
     members = _outermost(children.get(s.qualname, ())) if s.kind in CONTAINER_KINDS else []
     members = [m for m in members if start < m.start_line <= end]
     if not members:
-        _blocks(
-            start, end, s.qualname, "definition" if s.kind not in CONTAINER_KINDS else "header", True, cuttable, out
-        )
+        _blocks(start, end, s.qualname, "definition" if s.kind not in CONTAINER_KINDS else "header", True, marks, out)
         return
     first_member = members[0].start_line
-    _blocks(start, first_member - 1, s.qualname, "header", True, cuttable, out)
-    _within(first_member, end, s.qualname, "header", members, children, cuttable, out)
+    _blocks(start, first_member - 1, s.qualname, "header", True, marks, out)
+    _within(first_member, end, s.qualname, "header", members, children, marks, out)
 
 
-def _blocks(
-    start: int, end: int, owner: str, kind: str, first: bool, cuttable: Sequence[bool], out: list[CodeUnit]
-) -> None:
+def _blocks(start: int, end: int, owner: str, kind: str, first: bool, marks: _LineMarks, out: list[CodeUnit]) -> None:
     """Lines `start`..`end` as units of at most UNIT_MAX_LINES, cut before a blank line
     that may be cut at (`_cut_points`). Module and header code is cut at each after
     UNIT_MIN_LINES (an import block, a constant, the next statement), a definition only
@@ -152,7 +149,7 @@ def _blocks(
     n = start
     while n <= end:
         length = n - piece_start + 1
-        blank_next = n < end and cuttable[n]  # cuttable[n] is line n + 1
+        blank_next = n < end and marks.cuttable[n]  # cuttable[n] is line n + 1
         cut = False
         if length >= UNIT_MAX_LINES:
             cut = True
@@ -175,11 +172,37 @@ def _worth_cutting(piece_start: int, n: int, end: int, whole: bool) -> bool:
     return n - piece_start + 1 >= UNIT_MAX_LINES // 2
 
 
-def _cut_points(lines: Sequence[str], language: str) -> list[bool]:
+@dataclass(frozen=True, slots=True)
+class _LineMarks:
+    """Per line (0-based): a blank line a unit may be cut before, a comment or attribute line."""
+
+    cuttable: Sequence[bool]
+    comment: Sequence[bool]
+
+
+def _leading_comments(start: int, comment: Sequence[bool]) -> int:
+    """The first line of the comments and attributes right above line `start` (a doc
+    comment documents the definition below it: it is read with it, and its words are
+    the definition's)."""
+    while start > 1 and comment[start - 2]:
+        start -= 1
+    return start
+
+
+def _comment_lines(lines: Sequence[str], spec: LanguageSpec | None) -> list[bool]:
+    """comment[i]: line i + 1 is a line comment, a block comment's line, or an attribute
+    or decorator line, by the language's markers."""
+    if spec is None:
+        return [False] * len(lines)
+    markers = tuple(m.decode() for m in (*spec.doc_line_markers, *spec.attribute_prefixes))
+    markers += (spec.comment.strip(),) + (("/*", "*") if spec.block_comments else ())
+    return [line.lstrip().startswith(markers) for line in lines]
+
+
+def _cut_points(lines: Sequence[str], spec: LanguageSpec | None) -> list[bool]:
     """cuttable[i]: line i + 1 is blank and outside a multi-line string or block comment
     (a docstring's paragraphs are not statements: a unit cut there shows half a
     docstring): the language's `multiline_quotes`, found by a scan line by line."""
-    spec = language_named(language)
     pairs = spec.multiline_quotes if spec is not None else ()
     cuttable = [False] * len(lines)
     closing: str | None = None

@@ -129,7 +129,7 @@ class Retrieval:
                         ctx.tier,
                         (),
                         with_named(graph_ranks, symbols) if symbols else graph_ranks,
-                        excerpts=Excerpts.for_units([(u.unit.start, u.unit.end) for u in own]),
+                        excerpts=Excerpts.for_units([u.span for u in own]),
                     )
                 )
                 continue
@@ -170,6 +170,7 @@ def best_units(ctx: AssemblyContext, files: Sequence[tuple[RankedFile, IndexedFi
     if not ctx.query.strip():
         return []
     top = max((r.score for r, _ in files), default=0.0) or 1.0
+    best_hit = max((score for hits in ctx.hit_symbols.values() for score in hits.values()), default=0.0) or 1.0
     read = []
     for r, entry in files[:UNIT_FILES]:
         if language_named(entry.language) is None:
@@ -178,7 +179,6 @@ def best_units(ctx: AssemblyContext, files: Sequence[tuple[RankedFile, IndexedFi
         if fu is None or not fu.units:
             continue
         hits = ctx.hit_symbols.get(r.abs_path, {})
-        best_hit = max(hits.values(), default=0.0) or 1.0
         owners = {name: score / best_hit for name, score in hits.items()}
         neighbours = frozenset(ctx.neighbours.get(r.abs_path, ()))
         read.append((UnitFile(entry, r.score / top, owners, neighbours), fu))
@@ -191,7 +191,7 @@ def units_reason(own: Sequence[RankedUnit], ranking: Sequence[RankedUnit]) -> st
     shown = []
     for u in own[:3]:
         where = u.unit.owner or "module code"
-        shown.append(f"{where} (lines {u.unit.start}-{u.unit.end}: {', '.join(u.matched[:4])}; #{position[id(u)] + 1})")
+        shown.append(f"{where} (lines {u.span[0]}-{u.span[1]}: {', '.join(u.matched[:4])}; #{position[id(u)] + 1})")
     more = f" and {len(own) - 3} more" if len(own) > 3 else ""
     return f"units {', '.join(shown)}{more} of {len(ranking)} ranked units"
 

@@ -34,6 +34,7 @@ from ctx_lsp.errors import CtxError
 from ctx_lsp.index.excerpts import LowerLines, lines_with_terms
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.terms import query_terms, terms
+from ctx_lsp.index.workspace import Workspace
 from ctx_lsp.relevance import (
     UNIT_BM25_B,
     UNIT_BM25_K1,
@@ -57,6 +58,10 @@ class RankedUnit:
     matched: tuple[str, ...]
     cost: int
     """Estimated tokens of its lines as a bundle shows them (with the line-number gutter)."""
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return self.unit.start, self.unit.end
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +131,7 @@ CHARS_PER_TOKEN = 3.2
 lines run 3–4 characters a token; the estimate errs high so that a selection fits."""
 
 
-def units_of(workspace, cache: UnitsCache, entry: IndexedFile) -> FileUnits | None:
+def units_of(workspace: Workspace, cache: UnitsCache, entry: IndexedFile) -> FileUnits | None:
     """The file's units, read through the workspace's gate (None if it cannot be read)."""
     key = (entry.abs_path, entry.hash, entry.overlay_version)
     hit = cache.get(key)

@@ -226,7 +226,7 @@ class WorkingFiles:
             focus = w.focus_symbols
             units = () if focus else task_units(ctx, w.entry, hits)
             if units:  # the task's units in a short outline: the room goes to what they reach
-                spans = [(u.unit.start, u.unit.end) for u in units]
+                spans = [u.span for u in units]
                 shown = ", ".join(dict.fromkeys(u.unit.owner or "module code" for u in units))
                 candidates.append(
                     file_candidate(

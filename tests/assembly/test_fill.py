@@ -44,3 +44,41 @@ def test_best_fit_records_why_a_lower_tier() -> None:
     )
     placed = best_fit(candidate, 300, Pricer(COUNTER, Format.MARKDOWN))
     assert placed is not None and placed.tier == Tier.OUTLINE and placed.how is Placement.SMALLER
+
+
+def test_units_are_taken_best_first_whichever_file_and_within_the_share() -> None:
+    """Ensure that an offer with code units places the files holding the best units, in the
+    order of their best unit, each sized to its units (a unit that does not fit the room
+    left is skipped for a smaller one), within the offer's share, before breadth."""
+    from ctx_lsp.assembly.fill import fill
+    from ctx_lsp.vocabulary import Decision, Offer, Strategy
+
+    asked: dict[str, list[tuple[Tier, int]]] = {}
+
+    def make(path: str) -> Candidate:
+        def render(tier: Tier, cap: int) -> Rendering:
+            asked.setdefault(path, []).append((tier, cap))
+            if tier == Tier.FULL:
+                return rendering("x = 1\n" * 2000, tier)
+            lines = max(2, min(cap, 1000) // 10)
+            return rendering("".join(f"{n}│ y = {n}\n" for n in range(1, lines)), tier)
+
+        return Candidate(f"retrieval:{path}", "retrieval", path, "", 1.0, "because", Tier.FOCUSED, memoised(render))
+
+    a, b, c = make("a.py"), make("b.py"), make("c.py")
+    offer = Offer(
+        "retrieval",
+        [a, b, c],
+        Strategy.BREADTH,
+        depth_share=0.6,
+        units=((b.id, 200), (a.id, 900), (a.id, 100), (c.id, 50)),
+    )
+    decisions = {
+        x.id: Decision(x.id, x.contributor, x.path, x.salience, x.salience, x.reason) for x in offer.candidates
+    }
+    placed = fill("retrieval", offer, 1000, {}, Pricer(COUNTER, Format.MARKDOWN), decisions)
+    units = [p for p in placed if p.how is Placement.UNITS]
+    assert [p.candidate.path for p in units] == ["b.py", "a.py", "c.py"]  # a's 900 skipped, its 100 taken
+    first_focused = {path: next(cap for tier, cap in calls if tier == Tier.FOCUSED) for path, calls in asked.items()}
+    assert first_focused["b.py"] <= 200 + 80 and first_focused["c.py"] <= 50 + 80  # sized to their units
+    assert all(p.tier == Tier.FOCUSED for p in units)

@@ -81,7 +81,7 @@ def test_long_function_is_cut_at_blank_lines_never_inside_a_docstring() -> None:
 
 
 def test_go_methods_rust_impls_and_typescript_classes_make_units() -> None:
-    go = "package s\n\nimport \"fmt\"\n\ntype Stack[T any] struct {\n\titems []T\n}\n\n" + (
+    go = 'package s\n\nimport "fmt"\n\ntype Stack[T any] struct {\n\titems []T\n}\n\n' + (
         "func (s *Stack[T]) Push(v T) {\n\ts.items = append(s.items, v)\n\tfmt.Println(v)\n}\n"
     )
     lines, units = units_of("s.go", go)

@@ -25,7 +25,9 @@ def long_function(name: str, special: str) -> str:
 
 
 FILES = {
-    "pkg/runner.py": "import os\n\n\n" + long_function("run_all", "quarantined_charset") + "\n\ndef other():\n    return 1\n",
+    "pkg/runner.py": "import os\n\n\n"
+    + long_function("run_all", "quarantined_charset")
+    + "\n\ndef other():\n    return 1\n",
     "pkg/charset.py": textwrap.dedent(
         """\
         CHARSET_DEFAULT = "utf-8"
@@ -47,7 +49,7 @@ def test_the_unit_holding_the_task_words_ranks_first_not_the_whole_function(make
     files = [(r, ctx.workspace.files[r.abs_path]) for r in ctx.ranked]
     units = best_units(ctx, files)
     assert units, "no unit ranked"
-    top = [u for u in units if u.path == "pkg/runner.py"][0]
+    top = next(u for u in units if u.path == "pkg/runner.py")
     assert top.unit.owner == "run_all" and not top.unit.first
     lines = (engine.roots[0] / "pkg/runner.py").read_text().splitlines()
     shown = "\n".join(lines[top.unit.start - 1 : top.unit.end])
