@@ -143,6 +143,23 @@ def test_the_parse_floor_is_measured_per_grammar(scalebench: ModuleType, mixed: 
     assert floor["seconds"] == pytest.approx(floor["read_s"] + floor["parse_s"])
     assert floor["repeat"] == 2
 
+    from scalebench import report
+
+    typescript_only = {**floor, "languages": {"typescript": languages["typescript"]}}
+    summary = report.grammar_summary(
+        [{"label": "shop", "raw": {"parse_floor": floor}}, {"label": "web", "raw": {"parse_floor": typescript_only}}]
+    )
+    rows = [line for line in summary if line.startswith(("| shop", "| web"))]
+    assert sorted(tuple(row.split(" | ")[:2]) for row in rows) == [
+        ("| shop", "go"),
+        ("| shop", "python"),
+        ("| shop", "typescript"),
+        ("| web", "typescript"),
+    ]
+    assert f"Against Python's ratio in shop ({languages['python']['ratio']:.2f}×" in "\n".join(summary)
+    assert rows[-1].split(" | ")[7] == f"{languages['typescript']['ratio'] / languages['python']['ratio']:.2f}×"
+    assert report.grammar_summary([{"label": "web", "raw": {"parse_floor": typescript_only}}]) == []
+
 
 def test_the_naive_scan_reads_every_language_it_is_given(scalebench: ModuleType, mixed: Path) -> None:
     """Ensure that the naive baseline reads the files of the suffixes the runner passes

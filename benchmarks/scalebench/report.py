@@ -130,7 +130,7 @@ def grammar_table(floor: dict[str, Any]) -> list[str]:
     """The parse floor per grammar beside ctx-lsp's per-file analysis of the same files."""
     lines = [
         "| language | files (kept out) | MB | parse floor | parse MB/s | ctx-lsp analysis | ctx-lsp MB/s "
-        "| ctx-lsp / floor | ratio vs Python's | per byte vs Python's path |",
+        "| ctx-lsp / floor | ratio vs Python's | cost per byte vs Python's path |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for name, c in floor["languages"].items():
@@ -144,6 +144,39 @@ def grammar_table(floor: dict[str, Any]) -> list[str]:
             f"| {c['parse_mb_s']:.1f} | {c['ctx_s']:.2f} s | {c['ctx_mb_s']:.1f} | {c['ratio']:.2f}× | {vs} "
             f"| {per_byte} |"
         )
+    return lines
+
+
+def grammar_summary(workspaces: list[dict[str, Any]]) -> list[str]:
+    """Every language of every workspace beside Python's ratio from the same run (the
+    workspace with the most Python), so a TypeScript repository measured beside Django is
+    compared with Django's Python; empty if the run parsed no Python."""
+    floors = [(ws, ws["raw"].get("parse_floor") or {}) for ws in workspaces]
+    pythons = [
+        (f["languages"]["python"], ws) for ws, f in floors if f.get("languages", {}).get("python", {}).get("files")
+    ]
+    if not pythons:
+        return []
+    python, source = max(pythons, key=lambda pw: pw[0]["bytes"])
+    lines = [
+        "## Parse floor per grammar, every workspace of this run",
+        "",
+        f"Against Python's ratio in {source['label']} ({python['ratio']:.2f}×, ctx-lsp {python['ctx_mb_s']:.1f} MB/s). "
+        "Issue 21's rule: no language far above Python's ratio while also slower per byte than Python's path.",
+        "",
+        "| workspace | language | files | MB | parse MB/s | ctx-lsp MB/s | ctx-lsp / floor | ratio vs Python's "
+        "| cost per byte vs Python's path |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for ws, floor in floors:
+        for name, c in floor.get("languages", {}).items():
+            if not c.get("files"):
+                continue
+            lines.append(
+                f"| {ws['label']} | {name} | {c['files']:,} | {c['bytes'] / 1e6:.1f} | {c['parse_mb_s']:.1f} "
+                f"| {c['ctx_mb_s']:.1f} | {c['ratio']:.2f}× | {c['ratio'] / python['ratio']:.2f}× "
+                f"| {python['ctx_mb_s'] / c['ctx_mb_s']:.2f}× |"
+            )
     return lines
 
 
@@ -183,6 +216,9 @@ def markdown(meta: dict[str, Any], command: str, workspaces: list[dict[str, Any]
     parts = [header(meta, command), ""]
     for ws in workspaces:
         parts += [workspace_table(ws), ""]
+    summary = grammar_summary(workspaces)
+    if summary:
+        parts += [*summary, ""]
     parts.append(
         "Times are wall clock: a fresh process for index/CLI rows (process start → exit), client round trips "
         "for LSP rows. 'vs baseline' ratios come from the same run. Peak RSS: `wait4` ru_maxrss of the "
