@@ -1,6 +1,7 @@
 """Scale benchmark for issue 11: every path an agent or an editor takes, on big workspaces.
 
     python benchmarks/scale.py --workspace /tmp/django-ws/django-5.2.19 --generate 20000 --out /tmp/scale.json
+    python benchmarks/scale.py --workspace /tmp/django-dl/django-5.2.19 --workspace /tmp/typeorm --no-aider
     python benchmarks/scale.py --smoke          # a 200-file generated workspace, one repetition (< 60 s)
 
 For each workspace (`--workspace DIR`, repeatable; `--generate [N]` adds a generated one of
@@ -11,10 +12,18 @@ repo map per new query if `/tmp/aider-venv` exists. Prints a markdown table per 
 (path | value | target | vs baseline) headed by the machine (cores, Python, load average)
 and the ctx-lsp commit; `--out F.json` keeps every sample, `--md F.md` the report.
 
+Any language ctx-lsp reads is measured the same way (issue 21): a workspace's code is what
+the language layer's extension table claims (`ctx_lsp.code.languages.language_for`), so
+the report gives its files and bytes per language, the parse floor per grammar beside
+ctx-lsp's own per-file cost (and that ratio beside Python's), queries naming definitions
+of any language, and didOpen/didChange in the edit target's language. Generated
+workspaces stay Python.
+
 Fresh processes run `python -m ctx_lsp` with this interpreter; `--ctx-lsp-root DIR` puts
-DIR first on their PYTHONPATH to measure another tree (e.g. a `git archive` of HEAD while
-the working tree is being edited). The header says whether the tree measured is HEAD.
-See `benchmarks/README.md` for what each row means and the baseline numbers.
+DIR first on their PYTHONPATH (and on this process's, for the language table) to measure
+another tree (e.g. a `git archive` of HEAD while the working tree is being edited). The
+header says whether the tree measured is HEAD. See `benchmarks/README.md` for what each row
+means and the baseline numbers.
 """
 
 from __future__ import annotations
@@ -85,6 +94,8 @@ def options(args: argparse.Namespace, logs: Path) -> measure.Options:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.ctx_lsp_root:  # the language table the workspaces are described with: the measured tree's
+        sys.path.insert(0, str(args.ctx_lsp_root.resolve()))
     command = "python benchmarks/scale.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     started = time.perf_counter()
 
@@ -113,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         for root in roots:
             info = workspaces.describe(root, args.seed)
-            log(f"workspace {root} ({info.kind}, {len(info.py_files):,} .py files)")
+            log(f"workspace {root} ({info.kind}; {info.summary()}; edit target in {info.main_language})")
             results.append(measure.WorkspaceBench(info, opts, log).run())
             print("\n" + report.workspace_table(results[-1]), flush=True)
         text = report.markdown(meta, command, results)

@@ -1,12 +1,14 @@
 """The measurements of one workspace, in order, each step independent of the others' failure.
 
-1. baselines: the parse floor, the naive scan (fresh process and per query in a warm one),
-   the interpreter + import floor of the CLI;
+1. baselines: the parse floor per grammar beside ctx-lsp's own per-file cost (every
+   language present), the naive scan (fresh process and per query in a warm one), the
+   interpreter + import floor of the CLI;
 2. cold `ctx-lsp index` (cache removed, fresh process; the last run leaves the cache warm);
 3. the CLI: first `ctx-lsp bundle` after the index, then a few more (fresh processes);
 4. the server: spawn → initialize → first `ctx/bundle`, a few times; the last session stays
    up for the warm measurements: `ctx/bundle` at each budget over the queries, with an open
-   file, didChange → bundle, `ctx/docs`, peak RSS;
+   file, didChange → bundle (the edit target's language: its `languageId`, a definition in
+   its syntax), `ctx/docs`, peak RSS;
 5. Aider's repo map per new query (when its virtualenv exists).
 
 A step that fails or hangs (every wait has a deadline) records what, where and how long
@@ -40,7 +42,11 @@ BUDGETS = (8000, 2000, 32000)
 """Order the warm server is asked in: 8K first, so the headline row sees each query new."""
 DOCS_LIBRARY, DOCS_TOPIC = "pygls", "custom requests"
 NAIVE_QUERIES = 6
-"""Queries the warm naive scan answers after its first (each reads and tokenizes every `.py`)."""
+"""Queries the warm naive scan answers after its first (each reads and tokenizes every code file)."""
+RATIO_OUT_OF_LINE = 1.5
+"""A language whose ctx-lsp / parse-floor ratio is over this many times Python's, and which
+ctx-lsp is slower on per byte than Python, is flagged in the report: its query or walk
+costs more than its grammar explains (issue 21; see `language_ratios`)."""
 
 ROW_SPECS: tuple[tuple[str, str, str], ...] = (
     ("cold_index", "cold `ctx-lsp index` (cache removed, fresh process)", "≤ 4 s"),
@@ -63,8 +69,13 @@ ROW_SPECS: tuple[tuple[str, str, str], ...] = (
     ("daemon_cli_bundle", "`ctx-lsp bundle` CLI through the daemon, 8K, new queries", "≤ 0.5 s"),
     ("daemon_rss", "daemon peak RSS (VmHWM) after those bundles", "≤ 250 MB"),
     ("vs_aider", "per new query vs Aider's repo map (8K p50, warm, same run)", "≥ 100×"),
-    ("baseline_parse_floor", "baseline: read + tree-sitter parse of every `.py`, one process", "—"),
-    ("baseline_naive_process", "baseline: naive scan, fresh process (read + tiktoken every `.py` + grep)", "—"),
+    ("baseline_parse_floor", "baseline: read + tree-sitter parse of every code file, one process", "—"),
+    (
+        "parse_ratio",
+        "per language: ctx-lsp's per-file analysis / its grammar's parse floor (same files, one process)",
+        "≈ Python's",
+    ),
+    ("baseline_naive_process", "baseline: naive scan, fresh process (read + tiktoken every code file + grep)", "—"),
     ("baseline_naive_query", "baseline: naive scan per query, warm process", "—"),
     ("baseline_aider_query", "baseline: Aider repo map per new query (8K, warm)", "—"),
     ("floor_cli_imports", "floor: interpreter start + `import ctx_lsp.cli, ctx_lsp.engine`", "—"),
@@ -164,7 +175,10 @@ class WorkspaceBench:
         started = time.perf_counter()
         load_before = os.getloadavg()
         steps: list[tuple[Callable[[], None], tuple[str, ...]]] = [
-            (self.baselines, ("baseline_parse_floor", "baseline_naive_process", "baseline_naive_query")),
+            (
+                self.baselines,
+                ("baseline_parse_floor", "parse_ratio", "baseline_naive_process", "baseline_naive_query"),
+            ),
             (self.cli_floor, ("floor_cli_imports",)),
             (self.cold_index, ("cold_index",)),
             (self.cli, ("cli_first_bundle", "cli_bundle", "cli_rss")),
@@ -198,7 +212,9 @@ class WorkspaceBench:
             "root": str(self.root),
             "kind": self.info.kind,
             "label": self.info.label,
-            "py_files": len(self.info.py_files),
+            "code_files": len(self.info.code_files),
+            "languages": [{"name": s.name, "files": len(s.files), "bytes": s.bytes} for s in self.info.languages],
+            "main_language": self.info.main_language,
             "queries": self.queries,
             "edit_target": str(self.info.edit_target.relative_to(self.root)),
             "load_before": load_before,
@@ -212,20 +228,31 @@ class WorkspaceBench:
     # ------------------------------------------------------------------ baselines
     def baselines(self) -> None:
         script = str(HERE / "parse_floor.py")
-        r = procs.run([sys.executable, script, str(self.root)], timeout=self.opts.timeout, env=self.env, cwd=self.cwd)
+        repeat = str(max(1, self.opts.repeat))
+        r = procs.run(
+            [sys.executable, script, str(self.root), "--repeat", repeat],
+            timeout=self.opts.timeout,
+            env=self.env,
+            cwd=self.cwd,
+        )
         if not r.ok:
-            self.fail(("baseline_parse_floor",), "parse floor", r.problem())
+            self.fail(("baseline_parse_floor", "parse_ratio"), "parse floor", r.problem())
         else:
             floor = json.loads(r.stdout)
             self.raw["parse_floor"] = floor
             self.set(
                 "baseline_parse_floor",
                 f"{dur(floor['seconds'])} ({floor['files']:,} files, {floor['files'] / floor['seconds']:.0f} files/s, "
-                f"{floor['bytes'] / 1e6:.0f} MB)",
+                f"{floor['bytes'] / 1e6:.0f} MB; read {dur(floor['read_s'])}, parse {dur(floor['parse_s'])}; "
+                f"each file's fastest of {floor['repeat']})",
                 seconds=floor["seconds"],
             )
-            self.log(f"parse floor {floor['seconds']:.2f} s")
-        naive = [sys.executable, str(HERE / "naive_scan.py"), str(self.root), "--budget", "8000"]
+            self.language_ratios(floor["languages"])
+            self.log(f"parse floor {floor['seconds']:.2f} s; {self.rows['parse_ratio'].value}")
+        naive = [
+            *(sys.executable, str(HERE / "naive_scan.py"), str(self.root), "--budget", "8000"),
+            *("--suffixes", ",".join(self.info.suffixes)),
+        ]
         walls: list[float] = []
         rss = 0.0
         for i in range(self.opts.repeat):
@@ -262,6 +289,39 @@ class WorkspaceBench:
             seconds=statistics.median(per),
             samples=per,
         )
+
+    def language_ratios(self, languages: dict[str, dict[str, Any]]) -> None:
+        """The per-language row: each language's ctx-lsp / parse-floor ratio beside Python's.
+
+        Issue 21's rule: a language must not cost more per byte than Python's path by more
+        than its grammar's own cost. So a language is out of line when its ratio is over
+        `RATIO_OUT_OF_LINE` times Python's *and* ctx-lsp is slower per byte on it than on
+        Python: a grammar that parses C headers full of macros at 20 MB/s gives a high
+        ratio while ctx-lsp's own work per byte is below Python's."""
+        measured = {name: c for name, c in languages.items() if c.get("ratio")}
+        if not measured:
+            self.set("parse_ratio", "no code file parsed", "skipped")
+            return
+        python = measured.get("python")
+        parts = []
+        flagged = []
+        for name, c in measured.items():
+            part = (
+                f"{name} {c['ratio']:.2f}× ({c['files']:,} files; parse {c['parse_mb_s']:.1f} MB/s, "
+                f"ctx-lsp {c['ctx_mb_s']:.1f} MB/s)"
+            )
+            if python and name != "python":
+                c["vs_python"] = c["ratio"] / python["ratio"]
+                c["per_byte_vs_python"] = python["ctx_mb_s"] / c["ctx_mb_s"]
+                part += f", {c['vs_python']:.2f}× Python's ratio"
+                if c["vs_python"] > RATIO_OUT_OF_LINE and c["per_byte_vs_python"] > 1:
+                    flagged.append(name)
+            parts.append(part)
+        self.set("parse_ratio", "; ".join(parts), ratios={n: c["ratio"] for n, c in measured.items()})
+        if flagged:
+            self.rows["parse_ratio"].vs = f"out of line (over {RATIO_OUT_OF_LINE}× Python's): {', '.join(flagged)}"
+        elif python and len(measured) > 1:
+            self.rows["parse_ratio"].vs = f"in line: none over {RATIO_OUT_OF_LINE}× Python's ratio and slower per byte"
 
     def cli_floor(self) -> None:
         cmd = [sys.executable, "-c", "import ctx_lsp.cli, ctx_lsp.engine"]
@@ -489,7 +549,7 @@ class WorkspaceBench:
         rng = random.Random(self.opts.seed)
         opened: list[float] = []
         for q in self.queries:
-            path = rng.choice(self.info.py_files)
+            path = rng.choice(self.info.files_of(self.info.main_language))
             seconds, result = client.timed(
                 "ctx/bundle", {"query": q, "budget": 8000, "open": [path.as_uri()]}, timeout=t
             )
@@ -525,9 +585,8 @@ class WorkspaceBench:
         text = path.read_text(encoding="utf-8")
         sync = (init or {}).get("capabilities", {}).get("textDocumentSync", 1)
         incremental = (sync.get("change") if isinstance(sync, dict) else sync) == 2
-        client.notify(
-            "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}
-        )
+        document = {"uri": uri, "languageId": self.info.main_language, "version": 1, "text": text}
+        client.notify("textDocument/didOpen", {"textDocument": document})
         client.request("ctx/bundle", {"query": WARMUP_QUERIES[0], "budget": 8000}, timeout=self.opts.request_timeout)
         nonce = uuid.uuid4().hex[:8]
         samples: list[float] = []
@@ -535,7 +594,7 @@ class WorkspaceBench:
         version = 1
         for i in range(self.opts.edits):
             ident = f"bench_edit_{nonce}_{i}"
-            insert = f"\n\ndef {ident}(value):\n    return value\n"
+            insert = self.info.appended_definition(ident)
             end = utf16_end(text)
             change = {"range": {"start": end, "end": end}, "text": insert} if incremental else {"text": text + insert}
             version += 1

@@ -1,14 +1,16 @@
 """Naive baseline: answer a query with no index at all, as a fresh process would.
 
-For each query: walk the workspace, read every `.py` file, count its o200k tokens with
-tiktoken, score it by how often the query's words occur in it (case-insensitive grep),
-and pack whole files best first under the budget. Prints JSON:
-`{"load_s": …, "scans": [{"seconds", "files", "tokens", "picked", "used"}]}`.
+For each query: walk the workspace, read every code file (those whose last suffix is in
+`--suffixes`), count its o200k tokens with tiktoken, score it by how often the query's
+words occur in it (case-insensitive grep), and pack whole files best first under the
+budget. Prints JSON: `{"load_s": …, "scans": [{"seconds", "files", "tokens", "picked", "used"}]}`.
 
-    python benchmarks/scalebench/naive_scan.py ROOT --budget 8000 QUERY [QUERY ...]
+    python benchmarks/scalebench/naive_scan.py ROOT --budget 8000 [--suffixes .py,.ts] QUERY [QUERY ...]
 
 Standalone on purpose (stdlib + tiktoken, the tokenizer loaded offline by
-`benchmarks/eval/tokens.py`): it must not get faster or slower when ctx-lsp changes.
+`benchmarks/eval/tokens.py`): it must not get faster or slower when ctx-lsp changes. So it
+does not import ctx-lsp's language table either: the runner passes the suffixes of the
+files that table claimed in this workspace (`WorkspaceInfo.suffixes`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from pathlib import Path
 SKIP = {"__pycache__", "node_modules", ".git", ".hg", ".ctx-lsp", ".venv", "venv", "build", "dist"}
 
 
-def scan(root: Path, query: str, budget: int, count) -> dict[str, object]:
+def scan(
+    root: Path, query: str, budget: int, count, suffixes: frozenset[str] = frozenset({".py"})
+) -> dict[str, object]:
     started = time.perf_counter()
     words = {w for w in re.findall(r"[a-z0-9_]+", query.lower()) if len(w) >= 3}
     scored: list[tuple[int, int, str]] = []
@@ -32,7 +36,7 @@ def scan(root: Path, query: str, budget: int, count) -> dict[str, object]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if d not in SKIP and not d.startswith(".")]
         for name in filenames:
-            if not name.endswith(".py"):
+            if os.path.splitext(name)[1].lower() not in suffixes:
                 continue
             path = os.path.join(dirpath, name)
             try:
@@ -61,6 +65,7 @@ def main() -> int:
     ap.add_argument("root", type=Path)
     ap.add_argument("queries", nargs="+")
     ap.add_argument("--budget", type=int, default=8000)
+    ap.add_argument("--suffixes", default=".py", help="comma-separated last suffixes of code files (default .py)")
     args = ap.parse_args()
     started = time.perf_counter()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "eval"))
@@ -72,7 +77,8 @@ def main() -> int:
         return len(encoding.encode_ordinary(text))
 
     load_s = time.perf_counter() - started
-    scans = [scan(args.root, q, args.budget, count) for q in args.queries]
+    suffixes = frozenset(s.strip().lower() for s in args.suffixes.split(",") if s.strip())
+    scans = [scan(args.root, q, args.budget, count, suffixes) for q in args.queries]
     print(json.dumps({"load_s": load_s, "scans": scans}))
     return 0
 

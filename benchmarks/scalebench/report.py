@@ -1,4 +1,5 @@
-"""Machine and version facts, and the markdown report."""
+"""Machine and version facts, and the markdown report (a table per workspace, with its
+code per language and the parse floor per grammar beside ctx-lsp's own cost)."""
 
 from __future__ import annotations
 
@@ -120,22 +121,91 @@ def header(meta: dict[str, Any], command: str) -> str:
     )
 
 
+def languages_line(ws: dict[str, Any]) -> str:
+    """`2,822 python (18.1 MB), 112 javascript (1.3 MB)`: the workspace's code, largest first."""
+    return ", ".join(f"{lang['files']:,} {lang['name']} ({lang['bytes'] / 1e6:.1f} MB)" for lang in ws["languages"])
+
+
+def grammar_table(floor: dict[str, Any]) -> list[str]:
+    """The parse floor per grammar beside ctx-lsp's per-file analysis of the same files."""
+    lines = [
+        "| language | files (kept out) | MB | parse floor | parse MB/s | ctx-lsp analysis | ctx-lsp MB/s "
+        "| ctx-lsp / floor | ratio vs Python's | cost per byte vs Python's path |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, c in floor["languages"].items():
+        if not c.get("files"):
+            lines.append(f"| {name} | 0 ({c['kept_out']}) | — | — | — | — | — | — | — | — |")
+            continue
+        vs = f"{c['vs_python']:.2f}×" if c.get("vs_python") else "—"
+        per_byte = f"{c['per_byte_vs_python']:.2f}×" if c.get("per_byte_vs_python") else "—"
+        lines.append(
+            f"| {name} | {c['files']:,} ({c['kept_out']}) | {c['bytes'] / 1e6:.1f} | {c['parse_s']:.2f} s "
+            f"| {c['parse_mb_s']:.1f} | {c['ctx_s']:.2f} s | {c['ctx_mb_s']:.1f} | {c['ratio']:.2f}× | {vs} "
+            f"| {per_byte} |"
+        )
+    return lines
+
+
+def grammar_summary(workspaces: list[dict[str, Any]]) -> list[str]:
+    """Every language of every workspace beside Python's ratio from the same run (the
+    workspace with the most Python), so a TypeScript repository measured beside Django is
+    compared with Django's Python; empty if the run parsed no Python."""
+    floors = [(ws, ws["raw"].get("parse_floor") or {}) for ws in workspaces]
+    pythons = [
+        (f["languages"]["python"], ws) for ws, f in floors if f.get("languages", {}).get("python", {}).get("files")
+    ]
+    if not pythons:
+        return []
+    python, source = max(pythons, key=lambda pw: pw[0]["bytes"])
+    lines = [
+        "## Parse floor per grammar, every workspace of this run",
+        "",
+        f"Against Python's ratio in {source['label']} ({python['ratio']:.2f}×, ctx-lsp {python['ctx_mb_s']:.1f} MB/s). "
+        "Issue 21's rule: no language far above Python's ratio while also slower per byte than Python's path.",
+        "",
+        "| workspace | language | files | MB | parse MB/s | ctx-lsp MB/s | ctx-lsp / floor | ratio vs Python's "
+        "| cost per byte vs Python's path |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for ws, floor in floors:
+        for name, c in floor.get("languages", {}).items():
+            if not c.get("files"):
+                continue
+            lines.append(
+                f"| {ws['label']} | {name} | {c['files']:,} | {c['bytes'] / 1e6:.1f} | {c['parse_mb_s']:.1f} "
+                f"| {c['ctx_mb_s']:.1f} | {c['ratio']:.2f}× | {c['ratio'] / python['ratio']:.2f}× "
+                f"| {python['ctx_mb_s'] / c['ctx_mb_s']:.2f}× |"
+            )
+    return lines
+
+
 def workspace_table(ws: dict[str, Any]) -> str:
     cold = next((r for r in ws["rows"] if r["key"] == "cold_index"), None)
     files = cold["data"].get("files_indexed") if cold else None
     lines = [
         f"## {ws['label']} — `{ws['root']}`",
         "",
-        f"{files:,} files indexed, {ws['py_files']:,} `.py`; " if files else f"{ws['py_files']:,} `.py` files; ",
+        (f"{files:,} files indexed; " if files else "") + f"code: {languages_line(ws)}; ",
     ]
     lines[-1] += (
-        f"{len(ws['queries'])} queries; edit target `{ws['edit_target']}`; load average before "
+        f"{len(ws['queries'])} queries; edit target `{ws['edit_target']}` ({ws['main_language']}); load average before "
         f"{_load(ws['load_before'])} → after {_load(ws['load_after'])}; this workspace took {ws['seconds']:.0f} s."
     )
     lines += ["", "| path | value | target | vs baseline |", "| --- | --- | --- | --- |"]
     for r in ws["rows"]:
         value = r["value"].replace("|", "\\|").replace("\n", " ")
         lines.append(f"| {r['path']} | {value} | {r['target']} | {r['vs']} |")
+    floor = ws["raw"].get("parse_floor")
+    if floor and floor.get("languages"):
+        lines += [
+            "",
+            f"Parse floor per grammar (one process; each file's fastest of {floor['repeat']}; the same files, "
+            "those ctx-lsp outlines): tree-sitter's `parse` alone against ctx-lsp's per-file analysis "
+            "(`analyse_uncounted` + `file_docs`: parse, query, walk, outline JSON, search terms).",
+            "",
+            *grammar_table(floor),
+        ]
     if ws["problems"]:
         lines += ["", "Problems:"]
         lines += [f"- {p}".replace("\n", " ") for p in ws["problems"]]
@@ -146,6 +216,9 @@ def markdown(meta: dict[str, Any], command: str, workspaces: list[dict[str, Any]
     parts = [header(meta, command), ""]
     for ws in workspaces:
         parts += [workspace_table(ws), ""]
+    summary = grammar_summary(workspaces)
+    if summary:
+        parts += [*summary, ""]
     parts.append(
         "Times are wall clock: a fresh process for index/CLI rows (process start → exit), client round trips "
         "for LSP rows. 'vs baseline' ratios come from the same run. Peak RSS: `wait4` ru_maxrss of the "

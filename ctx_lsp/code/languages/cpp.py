@@ -9,6 +9,7 @@ path says where it is).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -108,9 +109,13 @@ BUILTINS = C_BUILTINS | frozenset(
 )
 
 _CPP_EVIDENCE = re.compile(
-    rb"^\s*(?:class|namespace|template)\b|\bstd::|^\s*(?:public|private|protected):|^\s*using\s+namespace\b",
+    rb"std::|^[ \t\f]*(?:(?:class|namespace|template)\b|(?:public|private|protected):|using[ \t]+namespace\b)",
     re.MULTILINE,
 )
+"""`std::` first, and line starts without `\\s*` (which spans lines): a C header is searched
+to its end, and this form does it 2.5x faster than `\\bstd::` after `^\\s*` alternatives
+did (1.9 s vs 4.8 s over 9,072 headers of /usr/include, 118 MB; the same 2,384 found
+C++). The old form took as long as tree-sitter's parse of a C header full of macros."""
 _CPP_SIBLINGS = (".cpp", ".cc", ".cxx", ".hpp", ".hh", ".hxx")
 
 
@@ -121,8 +126,23 @@ def looks_cpp(path: str, source: bytes) -> bool:
         return True
     if not os.path.isabs(path):
         return False
+    folder = os.path.dirname(path)
     try:
-        names = os.listdir(os.path.dirname(path))
+        mtime_ns = os.stat(folder).st_mtime_ns
+    except OSError:
+        return False
+    return _holds_cpp_sources(folder, mtime_ns)
+
+
+@functools.lru_cache(maxsize=1024)
+def _holds_cpp_sources(folder: str, mtime_ns: int) -> bool:
+    """Whether `folder` holds a C++ source. Listed once per folder and its mtime (which an
+    added, removed or renamed entry changes), not once per header: a folder of n C headers
+    cost n listings of n names, 0.24 s of /usr/include/linux's 760 headers, more than
+    parsing them. An entry made within the filesystem's timestamp tick (a few ms) of a
+    listing is seen when the folder next changes."""
+    try:
+        names = os.listdir(folder)
     except OSError:
         return False
     return any(name.lower().endswith(_CPP_SIBLINGS) for name in names)

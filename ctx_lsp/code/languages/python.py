@@ -510,6 +510,10 @@ LANGUAGES = [
     LanguageSpec(
         name="python",
         extensions=(".py", ".pyi"),
+        # The outline is the extractor's (`outline`, `outline_json`, `python_parser`); the
+        # grammar is declared so that `spec.parser()` parses Python as it parses every
+        # other language (what a caller timing or checking grammars asks for).
+        grammar=("tree_sitter_python", "language"),
         comment="# ",
         multiline_quotes=(('"""', '"""'), ("'''", "'''")),
         fence="python",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ctx_lsp.code.languages import language_for
@@ -71,3 +72,44 @@ def test_a_header_is_cpp_by_its_content_or_its_siblings(tmp_path: Path) -> None:
     header = tmp_path / "widget.h"
     header.write_text("int f(void);\n")
     assert language_for(str(header), b"int f(void);\n").name == "cpp"
+
+
+def test_cpp_evidence_is_read_at_line_starts_and_from_std() -> None:
+    """Ensure that the C++ evidence of a header holds for every form it names (indented,
+    after a blank line, `std::` anywhere, access specifiers, `using namespace`) and not
+    for C that only mentions the words (in a comment, mid-line)."""
+    cpp = [
+        b"int a;\n\n  class Widget;\n",
+        b"int a;\n\ttemplate <typename T> T id(T);\n",
+        b"void f(std::string s);\n",
+        b"struct S {\npublic:\n  int x;\n};\n",
+        b"using namespace std;\n",
+        b"\fnamespace ns {}\n",
+    ]
+    c = [
+        b"/* a device class */\nint f(void);\n",
+        b"int class_count; /* namespace of ids */\n",
+        b"int x; // public: API\n",
+        b"#define USING namespace\n",
+    ]
+    assert [language_for("a.h", src).name for src in cpp] == ["cpp"] * len(cpp)
+    assert [language_for("a.h", src).name for src in c] == ["c"] * len(c)
+
+
+def test_headers_of_one_folder_share_its_listing_until_it_changes(tmp_path: Path) -> None:
+    """Ensure that the headers of a folder are decided with one listing of it (not one per
+    header: quadratic in a big include folder), and that a C++ source added to the folder
+    (its mtime moves) makes them C++."""
+    from ctx_lsp.code.languages.cpp import _holds_cpp_sources
+
+    headers = [tmp_path / f"h{i}.h" for i in range(20)]
+    for header in headers:
+        header.write_text("int f(void);\n")
+    before = _holds_cpp_sources.cache_info()
+    assert {language_for(str(h), b"int f(void);\n").name for h in headers} == {"c"}
+    after = _holds_cpp_sources.cache_info()
+    assert after.misses - before.misses == 1 and after.hits - before.hits == len(headers) - 1
+    (tmp_path / "impl.cc").write_text("int x;\n")
+    stamp = tmp_path.stat().st_mtime_ns + 1_000_000_000  # past the filesystem's timestamp tick
+    os.utime(tmp_path, ns=(stamp, stamp))
+    assert language_for(str(headers[0]), b"int f(void);\n").name == "cpp"

@@ -90,3 +90,15 @@ def test_every_language_outlines_a_file_with_syntax_errors(path: str) -> None:
     assert outline.has_errors
     assert any(s.name == "kept" for s in outline.symbols), [s.qualname for s in outline.symbols]
     assert not outline_for(path, good.encode()).has_errors
+
+
+@pytest.mark.parametrize("path", ["a.py", "a.tsx", *sorted(BROKEN)])
+def test_every_language_parses_with_the_grammar_it_declares(path: str) -> None:
+    """Ensure that every language, Python's own extractor included, gives a parser of its
+    grammar (`spec.parser()`): what the scale bench's parse floor times per grammar."""
+    spec = language_for(path)
+    assert spec is not None and spec.grammar is not None
+    source = {"a.py": "def kept(a):\n    return a\n", "a.tsx": "export const A = () => <div>a</div>\n"}
+    good = source[path] if path in source else BROKEN[path][0]
+    tree = spec.parser().parse(good.encode())
+    assert tree.root_node.child_count > 0 and not tree.root_node.has_error
