@@ -177,8 +177,9 @@ UNIT_NAME_WEIGHT = 3.0
 """A task word in the name of the definition a unit begins counts as three occurrences in
 its text (BM25F's field weight; NAME_BOOST for symbol documents)."""
 UNIT_PATH_WEIGHT = 0.5
-"""A task word in the file's path counts half an occurrence in each of its units: it says
-which file, not which lines, and the file's prior already holds it."""
+"""A task word in the file's path counts half an occurrence in each of its units that
+holds a task word itself: it says which file, not which lines (a unit matched by the path
+alone is not ranked), and the file's prior already holds it."""
 UNIT_PRIOR_FLOOR = 0.3
 """A unit's score is its BM25F times (floor + (1 - floor) x its file's salience): words
 decide within a file and between files of similar salience; a file the ranking puts far
@@ -213,6 +214,7 @@ WORKING_OUTLINE_TOKENS = 150
 """…in an outline of about this many tokens around them (issue 22: "with a file open, its
 own outline shrinks to the units the task touches")."""
 UNITS_MAP_SHRINK = 0.8
+UNITS_MAP_SHRINK_WITH_WORKING_FILES = 0.0
 """The share of the codebase map's allocation that goes to retrieval when it has units
 (the adjustment `code_units_shrink_map`)."""
 

@@ -10,7 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ctx_lsp.relevance import DOMINANT_HIT_MAP_SHRINK, DOMINANT_HIT_RATIO, UNITS_MAP_SHRINK
+from ctx_lsp.relevance import (
+    DOMINANT_HIT_MAP_SHRINK,
+    DOMINANT_HIT_RATIO,
+    UNITS_MAP_SHRINK,
+    UNITS_MAP_SHRINK_WITH_WORKING_FILES,
+)
 from ctx_lsp.vocabulary import AdjustmentRule, ContributorName
 
 HISTORY = ContributorName.CONVERSATION_HISTORY
@@ -95,12 +100,15 @@ def dominant_hit_shrinks_map(shares: Shares, s: Signals) -> str | None:
 
 def code_units_shrink_map(shares: Shares, s: Signals) -> str | None:
     """The codebase map points at files; code units show the lines a task touches and
-    name their definitions too. When retrieval has units and there are no working files,
-    part of the map's share goes to them (`relevance.UNITS_MAP_SHRINK`, half of the one budget rule between showing and
+    name their definitions too. When retrieval has units, part of the map's share goes to
+    them (`relevance.UNITS_MAP_SHRINK`, half of the one budget rule between showing and
     pointing; `units_share` is the other half)."""
-    if not s.code_units or s.has_working_files:
-        return None  # with working files, the map is ranked towards them: it points well
-    moved = _move(shares, MAP, RETRIEVAL, UNITS_MAP_SHRINK)
+    if not s.code_units:
+        return None
+    # With working files the map is ranked towards them: it points well, and keeps more.
+    moved = _move(
+        shares, MAP, RETRIEVAL, UNITS_MAP_SHRINK_WITH_WORKING_FILES if s.has_working_files else UNITS_MAP_SHRINK
+    )
     return f"code units ranked: codebase map shrunk by {moved:.0%} of the budget, given to retrieval" if moved else None
 
 

@@ -70,8 +70,8 @@ def code_units(outline: Outline, lines: Sequence[str]) -> tuple[CodeUnit, ...]:
             top.append(s)
     units: list[CodeUnit] = []
     spec = language_named(outline.language)
-    marks = _LineMarks(_cut_points(lines, spec), _comment_lines(lines, spec))
-    _within(1, total, "", "module", _outermost(top), children, marks, units)
+    cuttable = _cut_points(lines, spec)
+    _within(1, total, "", "module", _outermost(top), children, cuttable, units)
     return tuple(_trimmed(u, lines) for u in units if any(lines[n - 1].strip() for n in range(u.start, u.end + 1)))
 
 
@@ -103,7 +103,7 @@ def _within(
     kind: str,
     inner: Sequence[Symbol],
     children: dict[str, list[Symbol]],
-    marks: _LineMarks,
+    cuttable: Sequence[bool],
     out: list[CodeUnit],
 ) -> None:
     """Units of lines `start`..`end` holding the definitions `inner` (outermost, in line
@@ -111,33 +111,37 @@ def _within(
     `_definition`."""
     at = start
     for s in inner:
-        s_start, s_end = max(_leading_comments(s.start_line, marks.comment), at), min(s.end_line, end)
+        s_start, s_end = max(s.start_line, at), min(s.end_line, end)
         if s_start > s_end:
             continue
         if at < s_start:
-            _blocks(at, s_start - 1, owner, kind, False, marks, out)
-        _definition(s, s_start, s_end, children, marks, out)
+            _blocks(at, s_start - 1, owner, kind, False, cuttable, out)
+        _definition(s, s_start, s_end, children, cuttable, out)
         at = s_end + 1
     if at <= end:
-        _blocks(at, end, owner, kind, False, marks, out)
+        _blocks(at, end, owner, kind, False, cuttable, out)
 
 
 def _definition(
-    s: Symbol, start: int, end: int, children: dict[str, list[Symbol]], marks: _LineMarks, out: list[CodeUnit]
+    s: Symbol, start: int, end: int, children: dict[str, list[Symbol]], cuttable: Sequence[bool], out: list[CodeUnit]
 ) -> None:
     """A container's header and members; a function whole, or in pieces when long (its
     nested functions stay inside it: they read as part of it)."""
     members = _outermost(children.get(s.qualname, ())) if s.kind in CONTAINER_KINDS else []
     members = [m for m in members if start < m.start_line <= end]
     if not members:
-        _blocks(start, end, s.qualname, "definition" if s.kind not in CONTAINER_KINDS else "header", True, marks, out)
+        _blocks(
+            start, end, s.qualname, "definition" if s.kind not in CONTAINER_KINDS else "header", True, cuttable, out
+        )
         return
     first_member = members[0].start_line
-    _blocks(start, first_member - 1, s.qualname, "header", True, marks, out)
-    _within(first_member, end, s.qualname, "header", members, children, marks, out)
+    _blocks(start, first_member - 1, s.qualname, "header", True, cuttable, out)
+    _within(first_member, end, s.qualname, "header", members, children, cuttable, out)
 
 
-def _blocks(start: int, end: int, owner: str, kind: str, first: bool, marks: _LineMarks, out: list[CodeUnit]) -> None:
+def _blocks(
+    start: int, end: int, owner: str, kind: str, first: bool, cuttable: Sequence[bool], out: list[CodeUnit]
+) -> None:
     """Lines `start`..`end` as units of at most UNIT_MAX_LINES, cut before a blank line
     that may be cut at (`_cut_points`). Module and header code is cut at each after
     UNIT_MIN_LINES (an import block, a constant, the next statement), a definition only
@@ -149,7 +153,7 @@ def _blocks(start: int, end: int, owner: str, kind: str, first: bool, marks: _Li
     n = start
     while n <= end:
         length = n - piece_start + 1
-        blank_next = n < end and marks.cuttable[n]  # cuttable[n] is line n + 1
+        blank_next = n < end and cuttable[n]  # cuttable[n]: line n + 1 may be cut before
         cut = False
         if length >= UNIT_MAX_LINES:
             cut = True
@@ -170,33 +174,6 @@ def _worth_cutting(piece_start: int, n: int, end: int, whole: bool) -> bool:
     if not whole:
         return True
     return n - piece_start + 1 >= UNIT_MAX_LINES // 2
-
-
-@dataclass(frozen=True, slots=True)
-class _LineMarks:
-    """Per line (0-based): a blank line a unit may be cut before, a comment or attribute line."""
-
-    cuttable: Sequence[bool]
-    comment: Sequence[bool]
-
-
-def _leading_comments(start: int, comment: Sequence[bool]) -> int:
-    """The first line of the comments and attributes right above line `start` (a doc
-    comment documents the definition below it: it is read with it, and its words are
-    the definition's)."""
-    while start > 1 and comment[start - 2]:
-        start -= 1
-    return start
-
-
-def _comment_lines(lines: Sequence[str], spec: LanguageSpec | None) -> list[bool]:
-    """comment[i]: line i + 1 is a line comment, a block comment's line, or an attribute
-    or decorator line, by the language's markers."""
-    if spec is None:
-        return [False] * len(lines)
-    markers = tuple(m.decode() for m in (*spec.doc_line_markers, *spec.attribute_prefixes))
-    markers += (spec.comment.strip(),) + (("/*", "*") if spec.block_comments else ())
-    return [line.lstrip().startswith(markers) for line in lines]
 
 
 def _cut_points(lines: Sequence[str], spec: LanguageSpec | None) -> list[bool]:

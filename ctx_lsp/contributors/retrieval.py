@@ -171,6 +171,7 @@ def best_units(ctx: AssemblyContext, files: Sequence[tuple[RankedFile, IndexedFi
         return []
     top = max((r.score for r, _ in files), default=0.0) or 1.0
     best_hit = max((score for hits in ctx.hit_symbols.values() for score in hits.values()), default=0.0) or 1.0
+    wants_tests = mentions_tests(ctx.query)
     read = []
     for r, entry in files[:UNIT_FILES]:
         if language_named(entry.language) is None:
@@ -181,7 +182,8 @@ def best_units(ctx: AssemblyContext, files: Sequence[tuple[RankedFile, IndexedFi
         hits = ctx.hit_symbols.get(r.abs_path, {})
         owners = {name: score / best_hit for name, score in hits.items()}
         neighbours = frozenset(ctx.neighbours.get(r.abs_path, ()))
-        read.append((UnitFile(entry, r.score / top, owners, neighbours), fu))
+        factor = TEST_FILE_FACTOR if not wants_tests and is_test_path(entry.path) else 1.0
+        read.append((UnitFile(entry, r.score / top, owners, neighbours, factor), fu))
     return rank_units(read, ctx.query, ctx.search.term_weights(ctx.query))
 
 

@@ -86,6 +86,9 @@ class UnitFile:
     prior: float
     hit_owners: Mapping[str, float]
     neighbours: frozenset[str] = frozenset()
+    factor: float = 1.0
+    """What every unit's score is multiplied by besides: TEST_FILE_FACTOR for a test file
+    when the task is not about tests (a test names what it tests, word for word)."""
 
 
 class UnitsCache:
@@ -177,8 +180,8 @@ def rank_units(
                 bucket[t] = bucket.get(t, 0.0) + 1.0
         for i, u in enumerate(fu.units):
             name_terms = wanted_set.intersection(terms(u.owner.rsplit(".", 1)[-1])) if u.first and u.owner else set()
-            if not (name_terms or path_terms) and i not in counts:
-                continue
+            if not name_terms and i not in counts:
+                continue  # a path's words say which file, not which of its lines
             bucket = counts.setdefault(i, {})
             for t in name_terms:
                 bucket[t] = bucket.get(t, 0.0) + UNIT_NAME_WEIGHT
@@ -198,7 +201,7 @@ def rank_units(
         u = fu.units[i]
         norm = k1 * (1 - b + b * fu.lengths[i] / avg)
         score = sum(idf[t] * tf * (k1 + 1) / (tf + norm) for t, tf in bucket.items())
-        prior = UNIT_PRIOR_FLOOR + (1 - UNIT_PRIOR_FLOOR) * uf.prior
+        prior = (UNIT_PRIOR_FLOOR + (1 - UNIT_PRIOR_FLOOR) * uf.prior) * uf.factor
         if u.owner in uf.hit_owners:
             prior *= 1 + UNIT_HIT_BONUS * uf.hit_owners[u.owner]
         if u.owner in uf.neighbours:

@@ -89,3 +89,21 @@ def test_a_working_file_without_a_cursor_shows_the_units_the_task_touches(make_e
     r = rendered(candidate, Tier.FOCUSED, 5000, engine.counter)
     assert "return handle_quarantined_charset(value)" in r.content
     assert "step_3 = prepare_3(value)" not in r.content  # the first piece is not the task's
+
+
+def test_test_units_rank_low_unless_the_task_is_about_tests(make_engine) -> None:
+    """Ensure that a test naming the task's words word for word ranks below the code, and
+    above it when the task is about tests."""
+    files = {
+        **FILES,
+        "tests/test_charset.py": "def test_quarantined_charset():\n    assert handle_quarantined_charset(1)\n",
+    }
+    engine = make_engine(files)
+
+    def first_paths(query: str) -> list[str]:
+        ctx = context(engine, {"query": query})
+        units = best_units(ctx, [(r, ctx.workspace.files[r.abs_path]) for r in ctx.ranked])
+        return list(dict.fromkeys(u.path for u in units))
+
+    assert first_paths("quarantined charset handling")[0] == "pkg/runner.py"
+    assert first_paths("tests for quarantined charset handling")[0] == "tests/test_charset.py"
