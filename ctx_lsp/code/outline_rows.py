@@ -480,8 +480,6 @@ def focused_rows(
         parent = units[replaced[0].unit].parent if replaced and replaced[0].starts_symbol else _enclosing(out, units)
         units.append(Unit((KEY_FOCUS, -1, order), parent, True))
         unit = len(units) - 1
-        if out and out[-1].source and _hides_code(shown, out[-1].line, start):
-            out.append(Row(0, GAP_MARK, False, unit))  # code left out between two shown spans
         for gone in replaced:  # what the body shows is not folded away: never counted as hidden
             units[gone.unit] = units[gone.unit]._replace(definition=False)
         numbers = _without_blank_runs(shown, start, end) if markdown else range(start, end + 1)
@@ -510,9 +508,16 @@ GAP_MARK = "⋮"
 "a one-line marker for each gap"); an outline row between them needs none."""
 
 
-def _hides_code(lines: Sequence[str], after: int, before: int) -> bool:
-    """Whether a line strictly between `after` and `before` is not blank."""
-    return any(lines[n - 1].strip() for n in range(after + 1, min(before, len(lines) + 1)))
+def with_gap_marks(rows: list[Row], lines: Sequence[str]) -> list[Row]:
+    """`rows` with a GAP_MARK row wherever two source rows follow each other with lines
+    that are not blank left out between them."""
+    out: list[Row] = []
+    for row in rows:
+        gap = range(out[-1].line + 1, min(row.line, len(lines) + 1)) if out and out[-1].source and row.source else ()
+        if any(lines[n - 1].strip() for n in gap):
+            out.append(Row(0, GAP_MARK, False, row.unit))
+        out.append(row)
+    return out
 
 
 def _with_whole_symbols(names: list[str], outline: Outline, start: int, end: int) -> list[str]:

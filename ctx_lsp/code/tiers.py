@@ -36,6 +36,7 @@ from ctx_lsp.code.outline_rows import (
     excerpt_name,
     focused_rows,
     markdown_rows,
+    with_gap_marks,
 )
 from ctx_lsp.code.row_counts import GUTTER, row_counts
 from ctx_lsp.relevance import EXCERPT_SHARE
@@ -324,6 +325,7 @@ class OutlineRenderer:
         outline = self.outline
         surely_over = sum(len(row.text) for row in rows) > cap * MAX_CHARS_PER_TOKEN
         if len(units) <= 1 or (not surely_over and self._within(rows, cap + ESTIMATE_SLACK_TOKENS)):
+            rows = self._marked(rows)
             exact, content = self._measure(rows)
             if exact <= cap:
                 content = _content(rows, self.width)[0] if content is None else content
@@ -342,6 +344,7 @@ class OutlineRenderer:
             k, kept_rows = self._largest_prefix(rows, units, order, target, hi)
             if k == 0:
                 break
+            kept_rows = self._marked(kept_rows)
             exact, content = self._measure(kept_rows)
             if exact <= cap:
                 content = _content(kept_rows, self.width)[0] if content is None else content
@@ -351,6 +354,13 @@ class OutlineRenderer:
         first = _pruned(self._grouped(rows), units, _closure(order[:1], units), noun, self.comment)
         content, breaks = _content(first, self.width)
         return _cut_rendering(tier, content, breaks, first, outline, counter, cap, self.width, pruned=True)
+
+    def _marked(self, rows: list[Row]) -> list[Row]:
+        """The rows with a gap mark between shown spans of code (not of markdown, whose
+        sections are shown readable and where a gap is a heading's business)."""
+        if self.outline.language == "markdown" or not any(row.source for row in rows):
+            return rows
+        return with_gap_marks(rows, self._split())
 
     def _largest_prefix(
         self, rows: list[Row], units: list[Unit], order: list[int], target: int, hi: int
