@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from ctx_lsp.contributors.base import AssemblyContext, Excerpts, RankedFile, definition_ranks, file_candidate
+from ctx_lsp.contributors.history_prior import with_history
 from ctx_lsp.contributors.kinds import is_changelog, is_test_path, mentions_tests, wants_changelog
 from ctx_lsp.index.search import SearchHit
 from ctx_lsp.relevance import (
@@ -74,7 +75,7 @@ def retrieve(ctx: AssemblyContext) -> list[RankedFile]:
         return []
     graph_scores = ctx.rank.scores if ctx.rank is not None and (ctx.working or ctx.mentioned) else None
     hits = ctx.search.search(ctx.query, SEARCH_HITS)
-    return rank_files(hits, mentions_tests(ctx.query), graph_scores)
+    return with_history(ctx, rank_files(hits, mentions_tests(ctx.query), graph_scores))
 
 
 class Retrieval:
@@ -98,9 +99,10 @@ class Retrieval:
             symbols = tuple(dict.fromkeys(h.symbol for h in r.hits if h.symbol))[:FOCUS_SYMBOLS]
             terms = sorted({t for h in r.hits for t in h.matched})
             reason = f"matches {', '.join(terms[:6])}" + (f" in {', '.join(symbols[:3])}" if symbols else "")
-            if r.score > r.lexical + 1e-9:
+            if r.score - r.history_gain > r.lexical + 1e-9:
                 near = "the working files" if ctx.working else "what the task names"
                 reason += f"; near {near} in the reference graph"
+            reason = f"{reason}; {r.history}" if r.history else reason
             # Bodies for the best few hits; the other hits' signatures are kept first in the
             # outline (above the graph's ranks), so a pruned outline still names them.
             body_count = body_symbols(ctx.budget)
