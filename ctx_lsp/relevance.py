@@ -265,7 +265,11 @@ DOMINANT_HIT_MAP_SHRINK = 0.5
 
 HISTORY_BLEND = 0.3
 """How far history moves a file's retrieval salience towards 1: `s + 0.3 × prior × (1 − s)`.
-It only ever adds, so a file history says nothing about keeps its lexical and graph score."""
+It only ever adds, so a file history says nothing about keeps its lexical and graph score.
+Measured with every value below as set (not swept), off → on: Python (60/mode) cold file
+75.4/91.1 → 78.4/94.4, fn 69.1/79.0 → 69.2/79.4, line 12.8/35.4 → 12.7/34.1; open fn@8K
+80.2 → 79.5; TypeScript cold fn@2K 78.5 → 82.3, open file@2K 79.4 → 88.3; Go cold fn@2K
+63.3 → 76.7, line@8K 35.6 → 32.0; Rust cold file@2K/8K 64.4/71.1 → 61.1/77.8 (15/mode)."""
 HISTORY_NEW_FILES = 5
 """Files the task's words did not find that history may add to the ranking (co-changed with
 the seeds, or changed by commits whose messages match the task), best first."""
