@@ -238,6 +238,10 @@ class Config:
     artifacts_budget: int = 4000
     docs: DocsConfig = field(default_factory=DocsConfig)
     python: PythonConfig = field(default_factory=PythonConfig)
+    history: bool = True
+    """Read the repository's own history (the workspace root's `.git`, with a library that
+    reads the object store: nothing the repository configures is run) for retrieval's
+    co-change, recency and commit-message signals. `false` bundles as if there were no `.git`."""
 
     def agent(self, name: str) -> AgentConfig:
         return self.agents.get(name) or self.agents["default"]

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,9 @@ from ctx_lsp.contributors.base import RenderCache
 from ctx_lsp.errors import CtxError
 from ctx_lsp.history.windowing import WindowResult, window_messages
 from ctx_lsp.index.derived import DerivedCache
+from ctx_lsp.index.git_history import HistoryCache
 from ctx_lsp.index.graph import ReferenceGraph
+from ctx_lsp.index.history_signals import HistorySignals
 from ctx_lsp.index.search import SearchHit, SearchIndex
 from ctx_lsp.index.store import UnsafeCache, cache_file
 from ctx_lsp.index.symbols import SymbolTable, lookup
@@ -156,6 +159,9 @@ class StatusReport:
     config: dict[str, Any]
     last_index: dict[str, Any]
     last_snapshot: Snapshot | None = None
+    history: dict[str, Any] = field(default_factory=dict)
+    """What the repository's history holds: `status` (commits read from which HEAD, or why
+    none), `commits`, `read_s`; a refused or broken repository is also under `problems`."""
 
 
 class Engine:
@@ -181,6 +187,9 @@ class Engine:
         self.workspace.subscribe(self.symbols.update)
         self._reindex_lock = threading.Lock()
         self.activity = Activity()
+        self._history: HistoryCache | None = None
+        self._history_signals: HistorySignals | None = None
+        self._history_lock = threading.Lock()
 
     @property
     def counter(self) -> TokenCounter:
@@ -317,7 +326,24 @@ class Engine:
             config=self.loaded.config,
             library_docs=lambda: self.library_docs,
             absolute=self._abs,
+            history=self.history,
         )
+
+    def history(self) -> HistorySignals | None:
+        """The repository's history signals (`index/history_signals.py`): read on the first
+        bundle, within git_history's bounds, and again when HEAD moves. None when
+        `history = false`."""
+        roots = self.workspace.roots
+        if not self.loaded.config.history or not roots:
+            return None
+        root = str(roots[0])
+        with self._history_lock:
+            if self._history is None or self._history.root != os.path.realpath(root):
+                self._history = HistoryCache(root)
+            history = self._history.current()
+            if self._history_signals is None or self._history_signals.history is not history:
+                self._history_signals = HistorySignals(history, root)
+            return self._history_signals
 
     # ------------------------------------------------------------------ docs & history
     @property
@@ -403,6 +429,9 @@ class Engine:
                 errors_by_lang[f.language] += 1
         stats = ws.stats
         watcher = self.watcher
+        signals = self.history()
+        history = signals.history if signals is not None else None
+        history_problems = (f"history: {history.status}",) if history is not None and history.problem else ()
         return StatusReport(
             version=__version__,
             folders=tuple(str(r) for r in ws.roots),
@@ -414,7 +443,7 @@ class Engine:
             skipped=dict(sorted(stats.skipped.items())),
             too_large=tuple(stats.too_large[:50]),
             ignored_dirs=stats.ignored_dirs,
-            problems=tuple(ws.problems()),
+            problems=(*ws.problems(), *history_problems),
             secrets={
                 "kept_out": dict(sorted(stats.secret_kinds.items())),
                 "masked": dict(
@@ -455,4 +484,9 @@ class Engine:
                 "reused": stats.reused,
             },
             last_snapshot=self.last_snapshot,
+            history={
+                "status": history.status if history is not None else "off (history = false)",
+                "commits": len(history.commits) if history is not None else 0,
+                "read_s": round(history.elapsed_s, 3) if history is not None else 0.0,
+            },
         )

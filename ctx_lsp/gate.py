@@ -143,6 +143,13 @@ def read_head(path: str | Path, roots: Sequence[str | Path] | None, max_bytes: i
         os.close(fd)
 
 
+def open_file(path: str | Path, roots: Sequence[str | Path] | None, max_bytes: int) -> int:
+    """A descriptor of the regular file `path`, through the same checks as `read_file`,
+    for a reader that maps the file rather than reading it (git's pack files). The
+    caller closes it."""
+    return _open(path, roots, max_bytes)[0]
+
+
 def read_text(path: str | Path, roots: Sequence[str | Path] | None, max_bytes: int) -> str:
     """`read_file` decoded as UTF-8, undecodable bytes replaced."""
     return read_file(path, roots, max_bytes).data.decode("utf-8", errors="replace")

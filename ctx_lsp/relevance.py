@@ -336,3 +336,38 @@ DOMINANT_HIT_RATIO = 2.0
 codebase map matters less than that target's neighbourhood."""
 DOMINANT_HIT_MAP_SHRINK = 0.5
 """How much of the map's share then moves to retrieval."""
+
+
+# ---------------------------------------------------------------- history (index/history_signals.py)
+# The repository's own history as a file-level prior in retrieval (issue 22, item 4).
+# Measured with `benchmarks/eval/run.py --with-history` (workspaces that hold the history
+# up to the parent commit and nothing after it), history on against off on the same
+# commit: benchmarks/eval/README.md, "History signals (issue 22 item 4)".
+
+HISTORY_BLEND = 0.3
+"""How far history moves a file's retrieval salience towards 1: `s + 0.3 × prior × (1 − s)`.
+It only ever adds, so a file history says nothing about keeps its lexical and graph score.
+Measured with every value below as set (not swept), off → on: Python (60/mode) cold file
+75.4/91.1 → 78.4/94.4, fn 69.1/79.0 → 69.2/79.4, line 12.8/35.4 → 12.7/34.1; open fn@8K
+80.2 → 79.5; TypeScript cold fn@2K 78.5 → 82.3, open file@2K 79.4 → 88.3; Go cold fn@2K
+63.3 → 76.7, line@8K 35.6 → 32.0; Rust cold file@2K/8K 64.4/71.1 → 61.1/77.8 (15/mode)."""
+HISTORY_NEW_FILES = 5
+"""Files the task's words did not find that history may add to the ranking (co-changed with
+the seeds, or changed by commits whose messages match the task), best first."""
+HISTORY_SEED_FILES = 3
+"""Without working files, co-change is seeded with the best three lexical files."""
+HISTORY_CO_CHANGE_SHARE = 0.5
+"""Share of the prior from co-change with the seeds."""
+HISTORY_MESSAGE_SHARE = 0.4
+"""Share of the prior from commits whose messages match the task."""
+HISTORY_RECENCY_SHARE = 0.1
+"""Share of the prior from recency, for files the task's words found: a tie-breaker."""
+HISTORY_CO_CHANGE_SMOOTHING = 1.0
+"""Added to a seed's commit count: a file that changed once with the seed scores at most
+1/2 (damped by commit size), one that changed with it in 4 of 4 commits 4/5."""
+HISTORY_MESSAGE_COMMITS = 10
+"""Commits whose messages best match the task that point at files."""
+HISTORY_RECENCY_HALF_LIFE_COMMITS = 50
+"""A file last changed 50 commits ago counts half as recent as one changed by HEAD."""
+HISTORY_MIN_SCORE = 0.05
+"""A prior below this is noise: not applied, not mentioned in the explanation."""

@@ -3,7 +3,9 @@
 Everything goes through ``git --git-dir=...`` so the fetched mirrors under
 /work/.mirror (bare, no work tree) can be used as they are, and nothing is ever
 written into them. Workspaces for the systems under test are materialised with
-``git archive`` into /tmp, once per parent commit, and reused.
+``git archive`` into /tmp, once per parent commit, and reused; with ``--with-history``
+each is instead a repository holding the history up to the parent commit and nothing
+after it (``history_workspace``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_WS_ROOT = Path(os.environ.get("CTX_EVAL_WS", "/tmp/eval-ws"))
+DEFAULT_HISTORY_WS_ROOT = Path(os.environ.get("CTX_EVAL_WS_HISTORY", "/tmp/eval-ws-history"))
+HISTORY_DEPTH = 3000
+"""Commits of history a history workspace holds (``--depth``): more than ctx-lsp reads."""
+HISTORY_BRANCH = "eval"
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
@@ -162,6 +168,35 @@ class GitRepo:
                     tar.extractall(tmp)
             if proc.wait() != 0:
                 raise RuntimeError(f"git archive {rev} failed")
+            os.replace(tmp, dest)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return dest
+
+    def history_workspace(self, rev: str, root: Path = DEFAULT_HISTORY_WS_ROOT, depth: int = HISTORY_DEPTH) -> Path:
+        """``rev`` checked out in a repository that holds its history and nothing after it.
+
+        ``git init`` + ``git fetch --no-tags --depth N <mirror> <rev>`` fetches only objects
+        reachable from ``rev``; the one branch points at it, no remote is configured and
+        FETCH_HEAD is removed, so no later commit (the fix being measured) can leak in.
+        Built in a temp dir and renamed into place, like ``workspace``.
+        """
+        dest = root / self.name / rev
+        if (dest / ".git").is_dir():
+            return dest
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{rev[:12]}-", dir=dest.parent))
+        try:
+
+            def git(*args: str) -> None:
+                subprocess.run(["git", "-C", str(tmp), *args], check=True, capture_output=True)
+
+            git("init", "-q", "-b", HISTORY_BRANCH)
+            git("fetch", "-q", "--no-tags", f"--depth={depth}", str(self.git_dir), rev)
+            git("update-ref", f"refs/heads/{HISTORY_BRANCH}", rev)
+            git("reset", "-q", "--hard", rev)
+            (tmp / ".git" / "FETCH_HEAD").unlink(missing_ok=True)
             os.replace(tmp, dest)
         finally:
             if tmp.exists():

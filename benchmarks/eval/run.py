@@ -53,7 +53,7 @@ import langs
 import metrics
 import tokens
 from bm25_baseline import list_files
-from gitrepo import DEFAULT_WS_ROOT, GitRepo
+from gitrepo import DEFAULT_HISTORY_WS_ROOT, DEFAULT_WS_ROOT, GitRepo
 from instances import INSTANCES_VERSION, Instance, extract, read_jsonl, repo_language, write_jsonl
 from systems import System, ctxlsp_provenance, file_hash, make_system
 
@@ -262,6 +262,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         os.environ["CTX_EVAL_CTXLSP_ROOT"] = args.ctx_root
     if getattr(args, "ctx_python", None):
         os.environ["CTX_EVAL_CTXLSP_PYTHON"] = args.ctx_python
+    if getattr(args, "ctx_config", None):
+        json.loads(args.ctx_config)  # fail fast on a typo
+        os.environ["CTX_EVAL_CTXLSP_CONFIG"] = args.ctx_config
+    with_history = bool(getattr(args, "with_history", False))
     budgets = [int(b) for b in args.budgets.split(",")]
     modes = [m for m in args.modes.split(",") if m]
     for m in modes:
@@ -273,7 +277,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     provenance = ctxlsp_provenance() if any(s.startswith("ctxlsp") for s in system_names) else None
     systems: dict[str, System] = {s: make_system(s) for s in system_names}
     versions = {s: sys_.version_key() for s, sys_ in systems.items()}
-    mkey = f"s{metrics.SCORING_VERSION}-{file_hash(HERE / 'tokens.py')}"
+    mkey = f"s{metrics.SCORING_VERSION}-{file_hash(HERE / 'tokens.py')}" + ("-history-ws" if with_history else "")
     cache = ResultCache(None if args.no_cache else CACHE_DIR / "results.jsonl")
     tokens.encoding()  # fail fast if the tokenizer data is missing
 
@@ -305,7 +309,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         key = ResultCache.key(inst, sname, versions[sname], mode, budget, mkey)
                         row = cache.get(key)
                         if row is None:
-                            if ws is None:
+                            if ws is None and with_history:
+                                ws = repo.history_workspace(inst.parent, Path(args.history_ws_root))
+                            elif ws is None:
                                 ws = repo.workspace(inst.parent, Path(args.ws_root))
                                 files = list_files(ws)
                             try:
@@ -411,6 +417,18 @@ def main(argv: list[str] | None = None) -> int:
         " of that checkout (git archive, uncommitted edits left out); default this checkout",
     )
     ap.add_argument("--ctx-python", default=None, help="interpreter for the ctxlsp CLI system (default: this one)")
+    ap.add_argument(
+        "--ctx-config",
+        default=None,
+        help="JSON config overrides for ctxlsp-engine (e.g. '{\"history\": false}'); part of its cache key",
+    )
+    ap.add_argument(
+        "--with-history",
+        action="store_true",
+        help="workspaces are repositories holding the history up to the parent commit and nothing after it"
+        " (gitrepo.history_workspace), not git-archive trees",
+    )
+    ap.add_argument("--history-ws-root", default=str(DEFAULT_HISTORY_WS_ROOT))
     args = ap.parse_args(argv)
     res = run(args)
     if args.out:

@@ -387,7 +387,9 @@ class CtxLspEngine(System):
         self._engine: Any = None
 
     def version_key(self) -> str:
-        return tree_hash(self.root / "ctx_lsp")
+        overrides = os.environ.get("CTX_EVAL_CTXLSP_CONFIG", "")
+        suffix = f"+{hashlib.sha256(overrides.encode()).hexdigest()[:8]}" if overrides else ""
+        return tree_hash(self.root / "ctx_lsp") + suffix
 
     def _close_engine(self) -> None:
         if self._engine is not None:
@@ -399,7 +401,8 @@ class CtxLspEngine(System):
         self._close_engine()
         fresh_ctxlsp_cache(workspace)
         t0 = time.perf_counter()
-        self._engine = self._mod.Engine([workspace.resolve()])
+        overrides = json.loads(os.environ.get("CTX_EVAL_CTXLSP_CONFIG") or "null")
+        self._engine = self._mod.Engine([workspace.resolve()], overrides)
         self._engine.index()
         self._ws = workspace
         return time.perf_counter() - t0

@@ -145,6 +145,27 @@ def test_bare_repo_and_workspace(tiny_repo: Path, tmp_path: Path) -> None:
     assert GitRepo(bare).workspace(inst.parent, tmp_path / "ws") == ws  # cached
 
 
+def test_history_workspace_holds_nothing_after_the_parent(tiny_repo: Path, tmp_path: Path) -> None:
+    """A --with-history workspace is a repository at the parent with its history and no later
+    commit, ref, remote or FETCH_HEAD: the fix being measured cannot leak in."""
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(tiny_repo), str(bare)], check=True)
+    inst = extract(bare)[0]
+    ws = GitRepo(bare).history_workspace(inst.parent, tmp_path / "ws-history")
+    assert (ws / "pkg" / "mod.py").read_text() == MOD_V1
+    assert git(ws, "rev-parse", "HEAD").strip() == inst.parent
+    every = git(ws, "rev-list", "--all", "--reflog").split()
+    assert every == [inst.parent]  # the tiny repo's history up to the parent is one commit
+    assert inst.commit not in every
+    assert subprocess.run(["git", "-C", str(ws), "cat-file", "-e", inst.commit], capture_output=True).returncode != 0
+    assert git(ws, "for-each-ref", "--format=%(refname)").split() == ["refs/heads/eval"]
+    assert git(ws, "remote").strip() == ""
+    assert not (ws / ".git" / "FETCH_HEAD").exists()
+    assert git(ws, "status", "--porcelain").strip() == ""
+    assert bm25_baseline.list_files(ws) == ["README.md", "pkg/mod.py", "pkg/other.py", "tests/test_mod.py"]
+    assert GitRepo(bare).history_workspace(inst.parent, tmp_path / "ws-history") == ws  # cached
+
+
 def test_helpers() -> None:
     assert is_test_path("tests/foo.py") and is_test_path("src/test_x.py")
     assert is_test_path("a/b_test.py") and not is_test_path("src/testing_utils.py")

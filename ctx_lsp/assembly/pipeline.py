@@ -42,6 +42,7 @@ from ctx_lsp.index.graph import ReferenceGraph
 
 if TYPE_CHECKING:
     from ctx_lsp.docs.library import LibraryDocs
+    from ctx_lsp.index.history_signals import HistorySignals
 
 from ctx_lsp.index.search import SearchIndex
 from ctx_lsp.index.terms import identifiers
@@ -92,6 +93,8 @@ class Sources:
     library_docs: Callable[[], LibraryDocs]
     absolute: Callable[[str], str]
     """A request path → its absolute path inside the workspace (refuses outside paths)."""
+    history: Callable[[], HistorySignals | None] = lambda: None
+    """The repository's history, read on first use and again when HEAD moves (None: off)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +196,7 @@ def prepare(request: BundleRequest, policy: Policy, sources: Sources) -> Assembl
         docs_cap=policy.agent.docs_cap,
         artifacts_budget=sources.config.artifacts_budget,
         library_docs=sources.library_docs,
+        history=sources.history(),
         warnings=list(policy.warnings),
     )
     ctx.working = resolve_working_files(ctx)

@@ -159,6 +159,7 @@ def status(args: argparse.Namespace) -> int:
         f"({report.last_index['parsed']} parsed, {report.last_index['reused']} from cache)"
     )
     print(f"  cache         : {', '.join(report.cache['locations']) or 'off'}")
+    print(f"  history       : {report.history.get('status', 'off')}")
     for warning in [*report.cache["warnings"], *report.config["warnings"]]:
         print(f"  warning       : {warning}")
     return 0

@@ -47,6 +47,7 @@ from ctx_lsp.vocabulary import (
 if TYPE_CHECKING:
     from ctx_lsp.docs.library import LibraryDocs
     from ctx_lsp.index.graph import RankResult, ReferenceGraph
+    from ctx_lsp.index.history_signals import HistorySignals
 
 
 RENDERINGS_MAX_BYTES = 16 << 20
@@ -169,6 +170,8 @@ class RankedFile:
     lexical: float  # grouped BM25, normalised to the best file
     score: float  # final salience in [0, 1]
     hits: tuple[SearchHit, ...]
+    history: str = ""  # what the repository's history says, when it moved the file (the reason shows it)
+    history_gain: float = 0.0  # how much of `score` history added
 
 
 @dataclass
@@ -189,6 +192,7 @@ class AssemblyContext:
     docs_cap: int = 0  # the agent's library-docs cap
     artifacts_budget: int = 0
     library_docs: Callable[[], LibraryDocs] | None = None  # created on first use (costs a subprocess)
+    history: HistorySignals | None = None  # the repository's history (None: no .git, or `history = false`)
     warnings: list[str] = field(default_factory=list)  # the snapshot's warnings; contributors add to it
     # Shared inputs, filled by the pipeline before any contributor offers:
     working: list[WorkingFile] = field(default_factory=list)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from ctx_lsp.code.languages import language_named
 from ctx_lsp.contributors.base import AssemblyContext, Excerpts, RankedFile, definition_ranks, file_candidate
+from ctx_lsp.contributors.history_prior import with_history
 from ctx_lsp.contributors.kinds import is_changelog, is_test_path, mentions_tests, wants_changelog
 from ctx_lsp.contributors.unit_ranking import RankedUnit, UnitFile, rank_units, units_of
 from ctx_lsp.index.files import IndexedFile
@@ -79,7 +80,7 @@ def retrieve(ctx: AssemblyContext) -> list[RankedFile]:
         return []
     graph_scores = ctx.rank.scores if ctx.rank is not None and (ctx.working or ctx.mentioned) else None
     hits = ctx.search.search(ctx.query, SEARCH_HITS)
-    return rank_files(hits, mentions_tests(ctx.query), graph_scores)
+    return with_history(ctx, rank_files(hits, mentions_tests(ctx.query), graph_scores))
 
 
 class Retrieval:
@@ -110,9 +111,10 @@ class Retrieval:
             symbols = tuple(dict.fromkeys(h.symbol for h in r.hits if h.symbol))[:FOCUS_SYMBOLS]
             terms = sorted({t for h in r.hits for t in h.matched})
             reason = f"matches {', '.join(terms[:6])}" + (f" in {', '.join(symbols[:3])}" if symbols else "")
-            if r.score > r.lexical + 1e-9:
+            if r.score - r.history_gain > r.lexical + 1e-9:
                 near = "the working files" if ctx.working else "what the task names"
                 reason += f"; near {near} in the reference graph"
+            reason = f"{reason}; {r.history}" if r.history else reason
             graph_ranks = definition_ranks(ctx, ctx.rank, r.abs_path, DEFINITIONS_RANKED)
             own = spans.get(r.abs_path)
             if own:
