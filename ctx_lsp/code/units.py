@@ -16,6 +16,10 @@ and the lines alone (no parsing), for every language the outline knows.
 
 from __future__ import annotations
 
+import functools
+import itertools
+import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -69,18 +73,18 @@ def code_units(outline: Outline, lines: Sequence[str]) -> tuple[CodeUnit, ...]:
         else:
             top.append(s)
     units: list[CodeUnit] = []
-    spec = language_named(outline.language)
-    cuttable = _cut_points(lines, spec)
+    blank = [not line.strip() for line in lines]
+    cuttable = _cut_points(lines, blank, language_named(outline.language))
     _within(1, total, "", "module", _outermost(top), children, cuttable, units)
-    return tuple(_trimmed(u, lines) for u in units if any(lines[n - 1].strip() for n in range(u.start, u.end + 1)))
+    return tuple(_trimmed(u, blank) for u in units if not all(blank[u.start - 1 : u.end]))
 
 
-def _trimmed(u: CodeUnit, lines: Sequence[str]) -> CodeUnit:
+def _trimmed(u: CodeUnit, blank: Sequence[bool]) -> CodeUnit:
     """The unit without blank lines at either end (they cost tokens and show nothing)."""
     start, end = u.start, u.end
-    while not lines[start - 1].strip():
+    while blank[start - 1]:
         start += 1
-    while not lines[end - 1].strip():
+    while blank[end - 1]:
         end -= 1
     return u if (start, end) == (u.start, u.end) else CodeUnit(start, end, u.owner, u.kind, u.first)
 
@@ -176,29 +180,36 @@ def _worth_cutting(piece_start: int, n: int, end: int, whole: bool) -> bool:
     return n - piece_start + 1 >= UNIT_MAX_LINES // 2
 
 
-def _cut_points(lines: Sequence[str], spec: LanguageSpec | None) -> list[bool]:
+def _cut_points(lines: Sequence[str], blank: Sequence[bool], spec: LanguageSpec | None) -> list[bool]:
     """cuttable[i]: line i + 1 is blank and outside a multi-line string or block comment
     (a docstring's paragraphs are not statements: a unit cut there shows half a
-    docstring): the language's `multiline_quotes`, found by a scan line by line."""
+    docstring): the language's `multiline_quotes`, found by one regular-expression pass
+    over the whole text (a file holds a few dozen delimiters and thousands of lines)."""
+    cuttable = list(blank)
     pairs = spec.multiline_quotes if spec is not None else ()
-    cuttable = [False] * len(lines)
+    if not pairs:
+        return cuttable
+    closers = {o: c for o, c in pairs}
+    pattern = _delimiters(tuple(sorted({*closers, *closers.values()}, key=len, reverse=True)))
+    text = "\n".join(lines)
+    starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
     closing: str | None = None
-    for i, line in enumerate(lines):
-        if closing is None and not line.strip():
-            cuttable[i] = True
-            continue
-        at = 0
-        while True:
-            if closing is not None:
-                found = line.find(closing, at)
-                if found < 0:
-                    break
-                at, closing = found + len(closing), None
-                continue
-            opened = [(line.find(o, at), o, c) for o, c in pairs]
-            opened = [x for x in opened if x[0] >= 0]
-            if not opened:
-                break
-            found, opener, closer = min(opened)
-            at, closing = found + len(opener), closer
+    opened_at = 0
+    for found in pattern.finditer(text):
+        token = found.group()
+        if closing is None:
+            closing = closers.get(token)
+            opened_at = found.start()
+        elif token == closing:
+            closing = None
+            first, last = bisect_right(starts, opened_at), bisect_right(starts, found.start())
+            cuttable[first:last] = [False] * max(0, last - first)  # lines first+1 .. last-1 (0-based first..)
+    if closing is not None:  # never closed: to the end
+        first = bisect_right(starts, opened_at)
+        cuttable[first:] = [False] * (len(cuttable) - first)
     return cuttable
+
+
+@functools.lru_cache(maxsize=64)
+def _delimiters(tokens: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(t) for t in tokens))

@@ -15,6 +15,7 @@ workspace (`SearchIndex.term_weights`) times how rare it is within the file, so
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from array import array
@@ -122,13 +123,15 @@ class LowerLines:
     __slots__ = ("starts", "text")
 
     def __init__(self, lines: Sequence[str]):
-        lowered = [line.lower() for line in lines]  # per line: lower() may change a length
-        starts, offset = array("i"), 0
-        for line in lowered:
-            starts.append(offset)
-            offset += len(line) + 1
-        self.starts = starts
-        self.text = "\n".join(lowered)
+        text = "\n".join(lines)
+        lowered = text.lower()
+        if len(lowered) != len(text):  # lower() lengthened a character (`İ`): line by line
+            each = [line.lower() for line in lines]
+            lowered, lengths = "\n".join(each), map(len, each)
+        else:
+            lengths = map(len, lines)
+        self.starts = array("i", [0, *itertools.accumulate(n + 1 for n in lengths)][: len(lines)])
+        self.text = lowered
 
 
 def lines_with_terms(lines: Sequence[str] | LowerLines, weights: Collection[str]) -> list[int]:
