@@ -347,7 +347,13 @@ def _breadth(
             place(p)
     best = max((p.candidate.salience for p in placed), default=0.0)
     for richest, limit in ((Tier.OUTLINE, MEDIUM_OUTLINE_TOKENS), (Tier.OUTLINE, None), (None, None)):
-        for i, p in enumerate(list(placed)):
+        # A file sized to its units grows last, in the last round: more of its outline is
+        # worth less than another file's first bodies or outline.
+        order = [i for i, p in enumerate(placed) if p.how != Placement.UNITS]
+        if richest is None:
+            order += [i for i, p in enumerate(placed) if p.how == Placement.UNITS]
+        for i in order:
+            p = placed[i]
             if richest is not None and p.tier > richest:
                 continue  # already showing bodies: an outline would show less
             if limit is not None and p.candidate.salience < MEDIUM_MIN_RELATIVE_SALIENCE * best:

@@ -31,6 +31,8 @@ UNIT_MAX_LINES = 40
 """A piece of a definition or of module code is cut at a blank line once it is this long
 (or at this length if no blank line comes): about a screen, and what lexical chunk
 retrieval shows well (30-line windows). Short definitions stay whole."""
+UNIT_LINE_MAX_CHARS = 160
+"""A line longer than this is in no unit (`index/excerpts.LONG_LINE_CHARS` for windows)."""
 UNIT_MIN_LINES = 6
 """A piece is not cut off shorter than this: two-line fragments of a function read badly
 and cost a gap marker each."""
@@ -76,7 +78,27 @@ def code_units(outline: Outline, lines: Sequence[str]) -> tuple[CodeUnit, ...]:
     blank = [not line.strip() for line in lines]
     cuttable = _cut_points(lines, blank, language_named(outline.language))
     _within(1, total, "", "module", _outermost(top), children, cuttable, units)
-    return tuple(_trimmed(u, blank) for u in units if not all(blank[u.start - 1 : u.end]))
+    pieces = [p for u in units for p in _without_long_lines(u, lines)]
+    return tuple(_trimmed(u, blank) for u in pieces if not all(blank[u.start - 1 : u.end]))
+
+
+def _without_long_lines(u: CodeUnit, lines: Sequence[str]) -> list[CodeUnit]:
+    """The unit, or its runs of lines between lines longer than UNIT_LINE_MAX_CHARS, which
+    no unit shows: a hundred names imported on one line, generated data, a minified string
+    cost more than the code around them (an outline shortens them instead). Module code
+    with such a line is no unit at all: an import block of that kind is shown by the
+    outline's collapsed import line, which a unit would replace."""
+    long = [n for n in range(u.start, u.end + 1) if len(lines[n - 1]) > UNIT_LINE_MAX_CHARS]
+    if not long:
+        return [u]
+    if u.kind == "module":
+        return []  # imports or data: the outline's one short line says what they are
+    out, start = [], u.start
+    for n in [*long, u.end + 1]:
+        if start < n:
+            out.append(CodeUnit(start, n - 1, u.owner, u.kind, u.first and start == u.start))
+        start = n + 1
+    return out
 
 
 def _trimmed(u: CodeUnit, blank: Sequence[bool]) -> CodeUnit:

@@ -36,6 +36,8 @@ from ctx_lsp.relevance import (
     SEARCH_HITS,
     TEST_FILE_FACTOR,
     UNIT_FILES,
+    UNIT_LINES,
+    UNIT_MIN_FILES,
     units_share,
 )
 from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy
@@ -175,9 +177,13 @@ def best_units(ctx: AssemblyContext, files: Sequence[tuple[RankedFile, IndexedFi
     best_hit = max((score for hits in ctx.hit_symbols.values() for score in hits.values()), default=0.0) or 1.0
     wants_tests = mentions_tests(ctx.query)
     read = []
+    lines = 0
     for r, entry in files[:UNIT_FILES]:
         if language_named(entry.language) is None:
             continue
+        if lines >= UNIT_LINES and len(read) >= UNIT_MIN_FILES:
+            break  # ranking a workspace's biggest modules costs by their lines
+        lines += entry.line_count
         fu = units_of(ctx.workspace, ctx.renders.units, entry)
         if fu is None or not fu.units:
             continue

@@ -103,3 +103,14 @@ def test_go_methods_rust_impls_and_typescript_classes_make_units() -> None:
 def test_text_and_markdown_have_no_units() -> None:
     assert units_of("n.txt", "just words\n")[1] == ()
     assert units_of("r.md", "# Title\n\nwords\n")[1] == ()
+
+
+def test_lines_too_long_to_show_are_in_no_unit() -> None:
+    """Ensure that a line over UNIT_LINE_MAX_CHARS is in no unit: a function is shown around
+    it, and an import block holding one is left to the outline's collapsed import line."""
+    names = ", ".join(f"Name{i}" for i in range(40))
+    text = f"import os\nfrom m import ({names})\n\n\ndef f():\n    a = 1\n    b = '{'x' * 200}'\n    return a\n"
+    lines, units = units_of("m.py", text)
+    assert all(len(lines[n - 1]) <= 160 for u in units for n in range(u.start, u.end + 1))
+    assert not any(u.kind == "module" for u in units)  # the import block holds the long line
+    assert [(u.start, u.end, u.first) for u in units if u.owner == "f"] == [(5, 6, True), (8, 8, False)]
