@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctx_lsp.index.excerpts import lines_with_terms, hot_spans
+from ctx_lsp.index.excerpts import hot_spans, lines_with_terms
 from ctx_lsp.index.terms import terms
 from ctx_lsp.relevance import EXCERPT_LINES_AFTER, EXCERPT_LINES_BEFORE
 
