@@ -14,7 +14,7 @@ from ctx_lsp.code.languages import language_named
 from ctx_lsp.contributors.base import AssemblyContext, Excerpts, RankedFile, definition_ranks, file_candidate
 from ctx_lsp.contributors.history_prior import with_history
 from ctx_lsp.contributors.kinds import is_changelog, is_test_path, mentions_tests, wants_changelog
-from ctx_lsp.contributors.unit_ranking import RankedUnit, UnitFile, rank_units, units_of
+from ctx_lsp.contributors.unit_ranking import FileUnits, RankedUnit, UnitFile, rank_units, units_of
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.search import SearchHit
 from ctx_lsp.relevance import (
@@ -176,7 +176,7 @@ def best_units(ctx: AssemblyContext, files: Sequence[tuple[RankedFile, IndexedFi
     top = max((r.score for r, _ in files), default=0.0) or 1.0
     best_hit = max((score for hits in ctx.hit_symbols.values() for score in hits.values()), default=0.0) or 1.0
     wants_tests = mentions_tests(ctx.query)
-    read = []
+    read: list[tuple[UnitFile, FileUnits]] = []
     lines = 0
     for r, entry in files[:UNIT_FILES]:
         if language_named(entry.language) is None:
