@@ -84,6 +84,11 @@ class Activity:
             self._active -= 1
             self._last_end = time.monotonic()
 
+    def busy(self) -> bool:
+        """A request is running now (the history read steps aside while one does)."""
+        with self._lock:
+            return self._active > 0
+
     def serving(self) -> bool:
         """A request is running, or one ended less than REQUEST_PAUSE_S ago (an agent's
         requests come back to back)."""
@@ -222,9 +227,11 @@ class Engine:
         graph with its global rank (restored from the cache's images when they are there).
 
         The symbol table is left to the first `ctx/symbol`: it decodes every outline
-        (~0.5 s on Django) and a bundle never reads it."""
-        self.search_index.catch_up()
-        self.graph.warm_up()
+        (~0.5 s on Django) and a bundle never reads it. Counts as a request: the history
+        read started by `index` steps aside meanwhile."""
+        with self.activity:
+            self.search_index.catch_up()
+            self.graph.warm_up()
         # Outlines and postings are long-lived: keep them out of the collector's full passes,
         # which otherwise pause a request for ~100 ms on large workspaces.
         gc.freeze()
@@ -389,7 +396,7 @@ class Engine:
                 self._history.close()
                 self._history = None
             if self._history is None and start:
-                self._history = HistoryLoader(root)
+                self._history = HistoryLoader(root, busy=self.activity.busy)
             return self._history
 
     # ------------------------------------------------------------------ docs & history

@@ -44,9 +44,14 @@ class HistoryLoader:
     """One workspace root's history signals, read in a background thread, never more
     than one read at a time; again when HEAD moves."""
 
-    def __init__(self, root: str | Path, read: Callable[..., History] | None = None) -> None:
+    def __init__(
+        self, root: str | Path, read: Callable[..., History] | None = None, busy: Callable[[], bool] | None = None
+    ) -> None:
+        """`busy()` says a request is running: the read steps aside meanwhile
+        (`git_history.MAX_PAUSE_S`)."""
         self.root = os.path.realpath(root)
         self._read = read if read is not None else read_history  # looked up now: tests slow it down
+        self._busy = busy
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._stop = threading.Event()
@@ -68,7 +73,7 @@ class HistoryLoader:
 
     def _run(self, token: str, known: dict[str, Commit]) -> None:
         try:
-            history = self._read(self.root, known=known, stop=self._stop)
+            history = self._read(self.root, known=known, stop=self._stop, busy=self._busy)
             signals = HistorySignals(history, self.root)
         except Exception as err:  # read_history never raises; a bug here must not leave status "reading…"
             signals = HistorySignals(empty(f"history not read: {type(err).__name__}: {err}", True), self.root)

@@ -87,6 +87,22 @@ def test_a_set_stop_ends_the_walk(repo: tuple[Path, list[str]]) -> None:
     assert history.status.endswith("; stopped: engine closed")
 
 
+def test_the_walk_steps_aside_while_busy(repo: tuple[Path, list[str]]) -> None:
+    """Ensure that while `busy()` (a request runs) the walk waits between commits, then
+    reads on, the wait not counted against its time budget."""
+    ws, shas = repo
+    answers = iter([True] * 20)
+    calls = []
+
+    def busy() -> bool:
+        calls.append(1)
+        return next(answers, False)
+
+    history = read_history(ws, busy=busy, budget_s=0.15)  # 20 polls of 10 ms: more than the budget
+    assert [c.sha for c in history.commits] == shas[::-1] and "stopped" not in history.status
+    assert len(calls) > 20
+
+
 def test_no_git_is_no_history_and_no_problem(tmp_path: Path) -> None:
     """Ensure that a workspace without .git has no history, says so, and is not a problem."""
     history = read_history(tmp_path)
