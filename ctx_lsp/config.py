@@ -241,7 +241,10 @@ class Config:
     history: bool = True
     """Read the repository's own history (the workspace root's `.git`, with a library that
     reads the object store: nothing the repository configures is run) for retrieval's
-    co-change, recency and commit-message signals. `false` bundles as if there were no `.git`."""
+    co-change, recency and commit-message signals. `false` bundles as if there were no `.git`.
+    Read in the background after indexing: bundles rank without it until it is in. On by
+    default: with the units engine it lowered no language's function or line recall beyond
+    one instance (benchmarks/eval/README.md, "History signals")."""
 
     def agent(self, name: str) -> AgentConfig:
         return self.agents.get(name) or self.agents["default"]

@@ -27,8 +27,8 @@ from ctx_lsp.contributors.base import RenderCache
 from ctx_lsp.errors import CtxError
 from ctx_lsp.history.windowing import WindowResult, window_messages
 from ctx_lsp.index.derived import DerivedCache
-from ctx_lsp.index.git_history import HistoryCache
 from ctx_lsp.index.graph import ReferenceGraph
+from ctx_lsp.index.history_loader import HistoryLoader
 from ctx_lsp.index.history_signals import HistorySignals
 from ctx_lsp.index.search import SearchHit, SearchIndex
 from ctx_lsp.index.store import UnsafeCache, cache_file
@@ -84,6 +84,11 @@ class Activity:
             self._active -= 1
             self._last_end = time.monotonic()
 
+    def busy(self) -> bool:
+        """A request is running now (the history read steps aside while one does)."""
+        with self._lock:
+            return self._active > 0
+
     def serving(self) -> bool:
         """A request is running, or one ended less than REQUEST_PAUSE_S ago (an agent's
         requests come back to back)."""
@@ -92,6 +97,10 @@ class Activity:
 
 
 REQUEST_PAUSE_S = 0.5
+
+HISTORY_WAIT_S = 30.0
+"""How long `wait_for_history` waits by default: the walk stops at its own 3 s budget
+(`git_history.READ_BUDGET_S`), so this only bounds a stalled file system."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,13 +170,23 @@ class StatusReport:
     last_snapshot: Snapshot | None = None
     history: dict[str, Any] = field(default_factory=dict)
     """What the repository's history holds: `status` (commits read from which HEAD, or why
-    none), `commits`, `read_s`; a refused or broken repository is also under `problems`."""
+    none, or `reading…` while the first read runs in the background), `commits`, `read_s`,
+    `reading`; a refused or broken repository is also under `problems`."""
 
 
 class Engine:
     """Owns one workspace: index, search and (optionally) a watcher."""
 
-    def __init__(self, roots: Sequence[Path | str], overrides: Mapping[str, Any] | None = None):
+    def __init__(
+        self,
+        roots: Sequence[Path | str],
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        history_in_background: bool = True,
+    ):
+        """`history_in_background=False` is for a one-shot process (the CLI's bundle): the
+        history would rarely be read before its only request, and the read would take the
+        interpreter from that request, so none starts unless `wait_for_history` asks."""
         paths = [Path(r) for r in roots]
         self.loaded: LoadedConfig = load(paths[0].resolve() if paths else None, overrides)
         self.workspace = Workspace(paths, self.loaded.config)
@@ -187,8 +206,8 @@ class Engine:
         self.workspace.subscribe(self.symbols.update)
         self._reindex_lock = threading.Lock()
         self.activity = Activity()
-        self._history: HistoryCache | None = None
-        self._history_signals: HistorySignals | None = None
+        self._history: HistoryLoader | None = None
+        self._history_in_background = history_in_background
         self._history_lock = threading.Lock()
 
     @property
@@ -198,16 +217,21 @@ class Engine:
     # ------------------------------------------------------------------ lifecycle
     def index(self, progress: ProgressFn | None = None, *, force: bool = False) -> IndexStats:
         with self._reindex_lock:
-            return self.workspace.index(progress, force=force)
+            stats = self.workspace.index(progress, force=force)
+        if self._history_in_background:
+            self.start_history()
+        return stats
 
     def warm_up(self) -> None:
         """Build what the first bundle would otherwise wait for: the search postings and the
         graph with its global rank (restored from the cache's images when they are there).
 
         The symbol table is left to the first `ctx/symbol`: it decodes every outline
-        (~0.5 s on Django) and a bundle never reads it."""
-        self.search_index.catch_up()
-        self.graph.warm_up()
+        (~0.5 s on Django) and a bundle never reads it. Counts as a request: the history
+        read started by `index` steps aside meanwhile."""
+        with self.activity:
+            self.search_index.catch_up()
+            self.graph.warm_up()
         # Outlines and postings are long-lived: keep them out of the collector's full passes,
         # which otherwise pause a request for ~100 ms on large workspaces.
         gc.freeze()
@@ -240,11 +264,16 @@ class Engine:
         reindex = self.workspace.reconfigure(loaded.config)
         if reindex is not None:
             self.index(force=reindex.force)
+        elif self._history_in_background:
+            self.start_history()  # `history` may have been switched on
         return list(loaded.warnings)
 
     def close(self) -> None:
         if self.watcher is not None:
             self.watcher.stop()
+        with self._history_lock:
+            if self._history is not None:
+                self._history.close()
         self.workspace.close()
 
     # ------------------------------------------------------------------ documents
@@ -330,20 +359,45 @@ class Engine:
         )
 
     def history(self) -> HistorySignals | None:
-        """The repository's history signals (`index/history_signals.py`): read on the first
-        bundle, within git_history's bounds, and again when HEAD moves. None when
-        `history = false`."""
+        """The repository's history signals as far as they are read: None while the first
+        read runs (a bundle ranks without history then), with `history = false`, or in a
+        one-shot engine that was not asked to wait. Never waits; starts a read in the
+        background when none was started or HEAD moved (`index/history_loader.py`)."""
+        loader = self._history_loader(start=self._history_in_background)
+        if loader is None:
+            return None
+        return loader.ready() if self._history_in_background else loader.state().signals
+
+    def start_history(self) -> None:
+        """Start reading the history in the background (after indexing); returns at once."""
+        loader = self._history_loader(start=True)
+        if loader is not None:
+            loader.refresh()
+
+    def wait_for_history(self, timeout: float = HISTORY_WAIT_S) -> bool:
+        """Read HEAD's history if needed and wait up to `timeout` seconds for it: for a
+        caller that must not rank without it (the eval measuring history, the CLI's
+        `--wait-history`). True when it is ready, or history is off."""
+        loader = self._history_loader(start=True)
+        if loader is None:
+            return True
+        loader.wait(timeout)
+        return not loader.state().reading
+
+    def _history_loader(self, *, start: bool) -> HistoryLoader | None:
+        """The loader for the workspace root (a new one after the root changed); None
+        with `history = false`, or when none exists and `start` is false."""
         roots = self.workspace.roots
         if not self.loaded.config.history or not roots:
             return None
-        root = str(roots[0])
+        root = os.path.realpath(roots[0])
         with self._history_lock:
-            if self._history is None or self._history.root != os.path.realpath(root):
-                self._history = HistoryCache(root)
-            history = self._history.current()
-            if self._history_signals is None or self._history_signals.history is not history:
-                self._history_signals = HistorySignals(history, root)
-            return self._history_signals
+            if self._history is not None and self._history.root != root:
+                self._history.close()
+                self._history = None
+            if self._history is None and start:
+                self._history = HistoryLoader(root, busy=self.activity.busy)
+            return self._history
 
     # ------------------------------------------------------------------ docs & history
     @property
@@ -429,9 +483,18 @@ class Engine:
                 errors_by_lang[f.language] += 1
         stats = ws.stats
         watcher = self.watcher
-        signals = self.history()
-        history = signals.history if signals is not None else None
+        loader = self._history_loader(start=False)
+        state = loader.state() if loader is not None else None
+        history = state.signals.history if state is not None and state.signals is not None else None
         history_problems = (f"history: {history.status}",) if history is not None and history.problem else ()
+        if not self.loaded.config.history:
+            history_status = "off (history = false)"
+        elif state is None and self._history_in_background:
+            history_status = "not read yet (read in the background once indexed)"
+        elif state is None:
+            history_status = "not read (a one-shot process reads it only when asked: bundle --wait-history)"
+        else:
+            history_status = state.status
         return StatusReport(
             version=__version__,
             folders=tuple(str(r) for r in ws.roots),
@@ -485,8 +548,9 @@ class Engine:
             },
             last_snapshot=self.last_snapshot,
             history={
-                "status": history.status if history is not None else "off (history = false)",
+                "status": history_status,
                 "commits": len(history.commits) if history is not None else 0,
                 "read_s": round(history.elapsed_s, 3) if history is not None else 0.0,
+                "reading": state is not None and state.reading,
             },
         )

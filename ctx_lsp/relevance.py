@@ -354,10 +354,12 @@ DOMINANT_HIT_MAP_SHRINK = 0.5
 HISTORY_BLEND = 0.3
 """How far history moves a file's retrieval salience towards 1: `s + 0.3 × prior × (1 − s)`.
 It only ever adds, so a file history says nothing about keeps its lexical and graph score.
-Measured with every value below as set (not swept), off → on: Python (60/mode) cold file
-75.4/91.1 → 78.4/94.4, fn 69.1/79.0 → 69.2/79.4, line 12.8/35.4 → 12.7/34.1; open fn@8K
-80.2 → 79.5; TypeScript cold fn@2K 78.5 → 82.3, open file@2K 79.4 → 88.3; Go cold fn@2K
-63.3 → 76.7, line@8K 35.6 → 32.0; Rust cold file@2K/8K 64.4/71.1 → 61.1/77.8 (15/mode)."""
+Measured with every value below as set (not swept), off → on with the units engine
+(`history2` 44ff197; Python 60/mode, TypeScript, Go, Rust 15/mode): Python cold file@2K/8K
+72.3/84.7 → 76.2/89.7, line@8K 53.6 → 55.9, open fn@2K 40.8 → 38.8 (one instance); Rust
+open fn@8K 33.8 → 42.3; Go cold line@8K 60.7 → 56.0 and TypeScript open fn@2K 86.1 → 81.9
+(one instance each). No function or line loss beyond one instance in any language, so not
+tuned and `history` stays on by default (README, "History signals")."""
 HISTORY_NEW_FILES = 5
 """Files the task's words did not find that history may add to the ranking (co-changed with
 the seeds, or changed by commits whose messages match the task), best first."""

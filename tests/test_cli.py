@@ -119,3 +119,18 @@ def test_bundle_with_a_long_turn_answers_and_shows_the_conversation(
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "### user\nFix the CRLF bug." in out
+
+
+def test_bundle_ranks_with_the_history_only_when_asked_to_wait(tmp_path: Path, capsys) -> None:
+    """Ensure that a one-shot `bundle` does not read the history unless `--wait-history`
+    asks, and then ranks with it (a file changed with the best hit in every commit)."""
+    from tests.contributors.test_history_prior import HISTORY, TASK
+    from tests.index.git_fixtures import make_repo
+
+    ws = tmp_path / "ws"
+    make_repo(ws, HISTORY)
+    args = ["bundle", "--workspace", str(ws), "--query", TASK, "--budget", "4000", "--no-daemon", "--explain"]
+    assert main(args) == 0
+    assert "history:" not in capsys.readouterr().err
+    assert main([*args, "--wait-history"]) == 0
+    assert "history: changed together with src/parser.py" in capsys.readouterr().err

@@ -186,3 +186,37 @@ def test_idle_daemon_exits_and_removes_its_socket(workspace: Path, env: dict[str
         os.kill(pid, signal.SIGKILL)
         pytest.fail("the idle daemon did not exit")
     assert not any(p.suffix == ".sock" for p in (runtime / "ctx-lsp").iterdir())
+
+
+def test_a_bundle_asking_to_wait_for_the_history_gets_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ensure that the daemon answers a bundle at once while its history is still being
+    read, and that `wait_history` (the CLI's --wait-history) waits for the read."""
+    import threading
+
+    from ctx_lsp.daemon.server import Daemon
+    from ctx_lsp.index import history_loader
+    from ctx_lsp.index.git_history import read_history
+    from tests.contributors.test_history_prior import HISTORY, TASK
+    from tests.index.git_fixtures import make_repo
+
+    ws = tmp_path / "ws"
+    make_repo(ws, HISTORY)
+    gate = threading.Event()
+
+    def held(root: str, **kw: object) -> object:
+        assert gate.wait(30)
+        return read_history(root, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(history_loader, "read_history", held)
+    daemon = Daemon(ws)
+    try:
+        daemon.engine.index()  # starts the read, held at the gate
+        request = {"method": "bundle", "params": {"query": TASK, "budget": 4000}, "explain": True}
+        reasons = json.dumps(daemon.answer(request)["explanation"])
+        assert "history:" not in reasons
+        threading.Timer(0.2, gate.set).start()  # the wait below is what sees it open
+        reasons = json.dumps(daemon.answer({**request, "wait_history": True})["explanation"])
+        assert "history: changed together with src/parser.py" in reasons
+    finally:
+        gate.set()
+        daemon.engine.close()

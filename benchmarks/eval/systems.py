@@ -404,6 +404,12 @@ class CtxLspEngine(System):
         overrides = json.loads(os.environ.get("CTX_EVAL_CTXLSP_CONFIG") or "null")
         self._engine = self._mod.Engine([workspace.resolve()], overrides)
         self._engine.index()
+        # The engine reads the repository's history in the background and ranks without it
+        # until it is in: measuring history means waiting for it (an older ctx-lsp read it
+        # on the first bundle instead).
+        wait_for_history = getattr(self._engine, "wait_for_history", None)
+        if wait_for_history is not None and not wait_for_history(60.0):
+            raise RuntimeError(f"{workspace}: the history was not read within 60 s")
         self._ws = workspace
         return time.perf_counter() - t0
 

@@ -94,7 +94,8 @@ class Sources:
     absolute: Callable[[str], str]
     """A request path → its absolute path inside the workspace (refuses outside paths)."""
     history: Callable[[], HistorySignals | None] = lambda: None
-    """The repository's history, read on first use and again when HEAD moves (None: off)."""
+    """The repository's history as far as it is read in the background (None: off, or not
+    read yet: the bundle ranks without it). Never waits."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,7 +58,7 @@ def open_engine(directory: Path, *, warn_config: bool = True):
 
     if not directory.is_dir():
         raise CtxError(f"{directory} is not a directory")
-    engine = Engine([directory])
+    engine = Engine([directory], history_in_background=False)  # one process, one request
     if warn_config:
         print_config_warnings(engine.loaded.warnings)
     return engine
@@ -132,6 +132,7 @@ def status(args: argparse.Namespace) -> int:
 
     engine = open_engine(args.directory, warn_config=False)
     engine.index()
+    engine.wait_for_history()  # status is a diagnosis: show what the history holds
     report = engine.status()
     engine.close()
     if args.format == "json":

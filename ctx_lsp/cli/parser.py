@@ -115,6 +115,12 @@ def build_parser(with_help: bool = True) -> argparse.ArgumentParser:
     bundle.add_argument(
         "--explain", action="store_true", help="after the bundle, print on stderr why each candidate went in or out"
     )
+    bundle.add_argument(
+        "--wait-history",
+        action="store_true",
+        help="read the repository's history (.git) and wait for it before ranking; without it a one-shot "
+        "bundle ranks without history, and a daemon uses it once its background read is done",
+    )
     bundle.add_argument("--no-daemon", action="store_true", help=NO_DAEMON_HELP)
 
     show = sub.add_parser(

@@ -45,7 +45,7 @@ def outline(args: argparse.Namespace) -> int:
         engine = open_engine(root)
     else:  # not in a project: this one file, and no cache in a directory nobody named
         ignore = ["/*", f"!/{glob_literal(file.name)}"]
-        engine = Engine([file.parent], {"index": {**NO_CACHE["index"], "ignore": ignore}})
+        engine = Engine([file.parent], {"index": {**NO_CACHE["index"], "ignore": ignore}}, history_in_background=False)
     engine.index()
     result = engine.outline(str(file), args.tier)
     engine.close()
@@ -84,7 +84,7 @@ def bundle(args: argparse.Namespace) -> int:
     if args.docs:
         params["docs"] = [docs_request(d) for d in args.docs]
     params = {k: v for k, v in params.items() if v is not None}
-    answer = ask_daemon(args, workspace, "bundle", params, explain=args.explain)
+    answer = ask_daemon(args, workspace, "bundle", params, explain=args.explain, wait_history=args.wait_history)
     if answer is None:
         from ctx_lsp.params import parse_bundle
         from ctx_lsp.wire import to_wire
@@ -92,6 +92,8 @@ def bundle(args: argparse.Namespace) -> int:
         request = parse_bundle(params)
         engine = open_engine(workspace)
         engine.index()
+        if args.wait_history and not engine.wait_for_history():
+            print("ctx-lsp: the history is still being read; bundling without it", file=sys.stderr)
         answer = {"result": to_wire(engine.bundle(request))}
         answer["explanation"] = to_wire(engine.explain()) if args.explain else None
         engine.close()

@@ -192,7 +192,7 @@ class AssemblyContext:
     docs_cap: int = 0  # the agent's library-docs cap
     artifacts_budget: int = 0
     library_docs: Callable[[], LibraryDocs] | None = None  # created on first use (costs a subprocess)
-    history: HistorySignals | None = None  # the repository's history (None: no .git, or `history = false`)
+    history: HistorySignals | None = None  # the repository's history (None: off, or not read yet)
     warnings: list[str] = field(default_factory=list)  # the snapshot's warnings; contributors add to it
     # Shared inputs, filled by the pipeline before any contributor offers:
     working: list[WorkingFile] = field(default_factory=list)

@@ -8,7 +8,7 @@ language server does, and `bundle`, `show` and `status` use it when it is there.
 
 The protocol is one JSON object per line, one request per connection:
 `{"method": "bundle" | "symbol" | "status" | "stop", "params": {...}, "explain": bool,
-"since": <client start, time.time()>}` → `{"result": ..., "explanation": ...}` or
+"wait_history": bool, "since": <client start, time.time()>}` → `{"result": ..., "explanation": ...}` or
 `{"error": {"kind", "message", "field", "problem", "fix"}}`. Params go through the same
 parsers as LSP, MCP and the in-process CLI; results are the same wire structures.
 
@@ -149,6 +149,8 @@ class Daemon:
             if method in ("bundle", "symbol") and isinstance(since, (int, float)) and self.engine.watcher is not None:
                 self.engine.watcher.settle(float(since))
             if method == "bundle":
+                if request.get("wait_history"):
+                    self.engine.wait_for_history()
                 result = self.engine.bundle(parse_bundle(params))
                 explanation = to_wire(self.engine.explain()) if request.get("explain") else None
                 return {"result": to_wire(result), "explanation": explanation}

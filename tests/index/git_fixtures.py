@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -45,7 +45,7 @@ def commit(repo: Path, message: str, files: Mapping[str, str], when: int) -> str
     return git(repo, "rev-parse", "HEAD")
 
 
-def make_repo(repo: Path, commits: list[tuple[str, Mapping[str, str]]]) -> list[str]:
+def make_repo(repo: Path, commits: Sequence[tuple[str, Mapping[str, str]]]) -> list[str]:
     """A repository at `repo` with `commits` (message, files) oldest first; their shas."""
     repo.mkdir(parents=True, exist_ok=True)
     git(repo, "init", "-q", "-b", "main")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
-from ctx_lsp.index.git_history import Commit, HistoryCache, head_token, read_history
+from ctx_lsp.index.git_history import Commit, read_history
 from tests.index.git_fixtures import CO_CHANGE_HISTORY, commit, git, make_repo
 
 
@@ -76,21 +77,30 @@ def test_known_commits_are_not_diffed_again(repo: tuple[Path, list[str]]) -> Non
     assert history.commits[-2] is marker
 
 
-def test_the_cache_reads_again_only_when_head_moves(repo: tuple[Path, list[str]]) -> None:
-    """Ensure that HistoryCache reads once, and again after a new commit."""
+def test_a_set_stop_ends_the_walk(repo: tuple[Path, list[str]]) -> None:
+    """Ensure that a read whose stop event is set (the engine closed) ends between commits."""
     ws, _ = repo
-    reads = []
+    stop = threading.Event()
+    stop.set()
+    history = read_history(ws, stop=stop)
+    assert history.commits == () and "stopped: stopped" not in history.status
+    assert history.status.endswith("; stopped: engine closed")
 
-    def counting(root: str, **kw: object) -> object:
-        reads.append(root)
-        return read_history(root, **kw)  # type: ignore[arg-type]
 
-    cache = HistoryCache(ws, read=counting)  # type: ignore[arg-type]
-    first = cache.current()
-    assert cache.current() is first and len(reads) == 1
-    new = commit(ws, "One more", {"src/render.py": "def render():\n    return 1\n"}, 1_700_009_000)
-    assert cache.current().head == new and len(reads) == 2
-    assert head_token(str(ws)) == new
+def test_the_walk_steps_aside_while_busy(repo: tuple[Path, list[str]]) -> None:
+    """Ensure that while `busy()` (a request runs) the walk waits between commits, then
+    reads on, the wait not counted against its time budget."""
+    ws, shas = repo
+    answers = iter([True] * 20)
+    calls = []
+
+    def busy() -> bool:
+        calls.append(1)
+        return next(answers, False)
+
+    history = read_history(ws, busy=busy, budget_s=0.15)  # 20 polls of 10 ms: more than the budget
+    assert [c.sha for c in history.commits] == shas[::-1] and "stopped" not in history.status
+    assert len(calls) > 20
 
 
 def test_no_git_is_no_history_and_no_problem(tmp_path: Path) -> None:

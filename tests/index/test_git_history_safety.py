@@ -78,6 +78,7 @@ def test_a_hostile_config_runs_nothing(hostile: tuple[Path, Path]) -> None:
     engine = Engine([ws])
     try:
         engine.index()
+        assert engine.wait_for_history()  # the bundle ranks with the history read
         result = engine.bundle(BundleRequest(query="parse escaped quotes", budget=4000))
         assert result.sections
         assert "5 commits" in engine.status().history["status"]
