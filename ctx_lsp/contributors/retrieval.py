@@ -119,40 +119,22 @@ class Retrieval:
             reason = f"{reason}; {r.history}" if r.history else reason
             graph_ranks = definition_ranks(ctx, ctx.rank, r.abs_path, DEFINITIONS_RANKED)
             own = spans.get(r.abs_path)
+            bodies: tuple[str, ...]
+            shown: Excerpts | None
             if own:
                 # Its best units, in the bundle's ranking; every hit keeps its signature first
                 # in the outline around them (above the graph's ranks).
                 reason += "; " + units_reason(own, units)
-                candidates.append(
-                    file_candidate(
-                        ctx,
-                        entry,
-                        self.name,
-                        r.score,
-                        reason,
-                        ctx.tier,
-                        (),
-                        with_named(graph_ranks, symbols) if symbols else graph_ranks,
-                        excerpts=Excerpts.for_units([u.span for u in own]),
-                    )
-                )
-                continue
-            # Bodies for the best few hits; the other hits' signatures are kept first in the
-            # outline (above the graph's ranks), so a pruned outline still names them.
-            body_count = body_symbols(ctx.budget)
-            bodies, named = symbols[:body_count], symbols[body_count:]
+                bodies, named, shown = (), symbols, Excerpts.for_units([u.span for u in own])
+            else:
+                # Bodies for the best few hits; the other hits' signatures are kept first in
+                # the outline (above the graph's ranks), so a pruned outline still names them.
+                body_count = body_symbols(ctx.budget)
+                bodies, named = symbols[:body_count], symbols[body_count:]
+                shown = excerpts if rank < EXCERPT_FILES and not units else None
+            ranks = with_named(graph_ranks, named) if named else graph_ranks
             candidates.append(
-                file_candidate(
-                    ctx,
-                    entry,
-                    self.name,
-                    r.score,
-                    reason,
-                    ctx.tier,
-                    bodies,
-                    with_named(graph_ranks, named) if named else graph_ranks,
-                    excerpts=excerpts if rank < EXCERPT_FILES and not units else None,
-                )
+                file_candidate(ctx, entry, self.name, r.score, reason, ctx.tier, bodies, ranks, excerpts=shown)
             )
         if units:
             ids = {c.path: c.id for c in candidates}

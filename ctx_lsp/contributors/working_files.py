@@ -225,38 +225,30 @@ class WorkingFiles:
             hits = dict(matches.get(w.entry.abs_path, {}))
             focus = w.focus_symbols
             units = () if focus else task_units(ctx, w.entry, hits)
+            reason, excerpts, cap = w.reason, None, None
             if units:  # the task's units in a short outline: the room goes to what they reach
-                spans = [u.span for u in units]
-                shown = ", ".join(dict.fromkeys(u.unit.owner or "module code" for u in units))
-                candidates.append(
-                    file_candidate(
-                        ctx,
-                        w.entry,
-                        self.name,
-                        w.salience,
-                        f"{w.reason}; the task's words are in {shown}",
-                        Tier.FOCUSED if ctx.tier >= Tier.FOCUSED else ctx.tier,
-                        (),
-                        precomputed(hits) if hits else None,
-                        excerpts=Excerpts.for_units(spans),
-                        focused_cap=sum(u.cost for u in units) + WORKING_OUTLINE_TOKENS,
-                    )
-                )
-                continue
-            if not focus and w.entry.tokens <= SMALL_FILE_TOKENS:
+                owners = dict.fromkeys(u.unit.owner or "module code" for u in units)
+                reason += f"; the task's words are in {', '.join(owners)}"
+                tier = Tier.FOCUSED if ctx.tier >= Tier.FOCUSED else ctx.tier
+                excerpts = Excerpts.for_units([u.span for u in units])
+                cap = sum(u.cost for u in units) + WORKING_OUTLINE_TOKENS
+            elif not focus and w.entry.tokens <= SMALL_FILE_TOKENS:
                 tier = ctx.max_tier if ctx.tier >= Tier.FOCUSED else ctx.tier  # small enough: whole file
             elif not focus:
                 focus = task_symbols(hits)
+                reason += f"; the task names {', '.join(focus[:3])}" if focus else ""
             candidates.append(
                 file_candidate(
                     ctx,
                     w.entry,
                     self.name,
                     w.salience,
-                    w.reason + (f"; the task names {', '.join(focus[:3])}" if focus and not w.focus_symbols else ""),
+                    reason,
                     tier,
                     focus,
                     precomputed(hits) if hits else None,
+                    excerpts=excerpts,
+                    focused_cap=cap,
                 )
             )
         candidates.sort(key=lambda c: (-c.salience, c.path))
