@@ -31,6 +31,9 @@ UNIT_MAX_LINES = 40
 """A piece of a definition or of module code is cut at a blank line once it is this long
 (or at this length if no blank line comes): about a screen, and what lexical chunk
 retrieval shows well (30-line windows). Short definitions stay whole."""
+UNIT_MAX_NESTING = 40
+"""Containers nested deeper than this are units whole (in pieces): a generated or hostile
+file can nest classes a thousand deep, and units are found by recursion."""
 UNIT_LINE_MAX_CHARS = 160
 """A line longer than this is in no unit (`index/excerpts.LONG_LINE_CHARS` for windows)."""
 UNIT_MIN_LINES = 6
@@ -77,7 +80,7 @@ def code_units(outline: Outline, lines: Sequence[str]) -> tuple[CodeUnit, ...]:
     units: list[CodeUnit] = []
     blank = [not line.strip() for line in lines]
     cuttable = _cut_points(lines, blank, language_named(outline.language))
-    _within(1, total, "", "module", _outermost(top), children, cuttable, units)
+    _within(1, total, "", "module", _outermost(top), children, cuttable, units, 0)
     pieces = [p for u in units for p in _without_long_lines(u, lines)]
     return tuple(_trimmed(u, blank) for u in pieces if not all(blank[u.start - 1 : u.end]))
 
@@ -131,6 +134,7 @@ def _within(
     children: dict[str, list[Symbol]],
     cuttable: Sequence[bool],
     out: list[CodeUnit],
+    depth: int,
 ) -> None:
     """Units of lines `start`..`end` holding the definitions `inner` (outermost, in line
     order): the lines between them as `kind` blocks of `owner`, each definition by
@@ -142,18 +146,25 @@ def _within(
             continue
         if at < s_start:
             _blocks(at, s_start - 1, owner, kind, False, cuttable, out)
-        _definition(s, s_start, s_end, children, cuttable, out)
+        _definition(s, s_start, s_end, children, cuttable, out, depth)
         at = s_end + 1
     if at <= end:
         _blocks(at, end, owner, kind, False, cuttable, out)
 
 
 def _definition(
-    s: Symbol, start: int, end: int, children: dict[str, list[Symbol]], cuttable: Sequence[bool], out: list[CodeUnit]
+    s: Symbol,
+    start: int,
+    end: int,
+    children: dict[str, list[Symbol]],
+    cuttable: Sequence[bool],
+    out: list[CodeUnit],
+    depth: int,
 ) -> None:
     """A container's header and members; a function whole, or in pieces when long (its
     nested functions stay inside it: they read as part of it)."""
-    members = _outermost(children.get(s.qualname, ())) if s.kind in CONTAINER_KINDS else []
+    container = s.kind in CONTAINER_KINDS and depth < UNIT_MAX_NESTING
+    members = _outermost(children.get(s.qualname, ())) if container else []
     members = [m for m in members if start < m.start_line <= end]
     if not members:
         _blocks(
@@ -162,7 +173,7 @@ def _definition(
         return
     first_member = members[0].start_line
     _blocks(start, first_member - 1, s.qualname, "header", True, cuttable, out)
-    _within(first_member, end, s.qualname, "header", members, children, cuttable, out)
+    _within(first_member, end, s.qualname, "header", members, children, cuttable, out, depth + 1)
 
 
 def _blocks(

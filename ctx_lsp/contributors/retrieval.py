@@ -8,6 +8,7 @@ task mentions, outranks an equally worded stranger.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 
 from ctx_lsp.code.languages import language_named
@@ -41,6 +42,8 @@ from ctx_lsp.relevance import (
     units_share,
 )
 from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy
+
+log = logging.getLogger(__name__)
 
 
 def rank_files(
@@ -166,7 +169,11 @@ def best_units(ctx: AssemblyContext, files: Sequence[tuple[RankedFile, IndexedFi
         if lines >= UNIT_LINES and len(read) >= UNIT_MIN_FILES:
             break  # ranking a workspace's biggest modules costs by their lines
         lines += entry.line_count
-        fu = units_of(ctx.workspace, ctx.renders.units, entry)
+        try:
+            fu = units_of(ctx.workspace, ctx.renders.units, entry)
+        except Exception:  # one file's units must not cost the bundle its retrieval
+            log.exception("units of %s", entry.path)
+            continue
         if fu is None or not fu.units:
             continue
         hits = ctx.hit_symbols.get(r.abs_path, {})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from ctx_lsp.code.outline import outline_for, split_lines
 from ctx_lsp.code.units import UNIT_MAX_LINES, CodeUnit, code_units
 
@@ -114,3 +116,13 @@ def test_lines_too_long_to_show_are_in_no_unit() -> None:
     assert all(len(lines[n - 1]) <= 160 for u in units for n in range(u.start, u.end + 1))
     assert not any(u.kind == "module" for u in units)  # the import block holds the long line
     assert [(u.start, u.end, u.first) for u in units if u.owner == "f"] == [(5, 6, True), (8, 8, False)]
+
+
+def test_containers_nested_a_thousand_deep_do_not_exhaust_the_stack() -> None:
+    """Ensure that a (generated or hostile) file nesting classes far deeper than any code
+    does still gets units, without recursing once per level."""
+    depth = 1500
+    text = "".join(f"{' ' * i}class C{i}:\n" for i in range(depth)) + f"{' ' * depth}x = 1\n"
+    _, units = units_of("deep.py", text)
+    assert units  # the lines short enough to show (the deeper ones are over 160 characters)
+    assert all(a.end < b.start for a, b in itertools.pairwise(units))
