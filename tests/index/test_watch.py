@@ -219,3 +219,34 @@ def test_a_new_directory_is_watched(engine: Engine) -> None:
     (ws / "new" / "deeper" / "late.py").write_text("def late():\n    return 2\n")
     assert wait_until(lambda: "new/deeper/late.py" in indexed(engine))
     assert watcher.state == "watching"
+
+
+def test_a_deep_tree_is_watched_checking_each_directory_once(tmp_path: Path) -> None:
+    """Ensure that the directories to watch in a 300-deep tree are found with one ignore
+    check per directory, not one per ancestor of each (a 1,000-deep tree took 200 s, and
+    requests waited for it), and that an ignored directory is still left out."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    path = root
+    for _ in range(300):
+        path = path / "a"
+        path.mkdir()  # one level at a time: mkdir(parents=True) recurses once per level
+    (path / "deep.py").write_text("D = 1\n")
+    (root / "build").mkdir()
+    (root / ".gitignore").write_text("**/a/**/a/**/b\nbuild/\n")
+    engine = Engine([root], {"index": {"watch": False}})
+    engine.index()
+    rules = engine.workspace.locate(root).folder.rules
+    checked: list[str] = []
+    original = rules.is_ignored
+
+    def counted(rel_path: str, is_dir: bool) -> bool:
+        checked.append(rel_path)
+        return original(rel_path, is_dir)
+
+    rules.is_ignored = counted  # type: ignore[method-assign]
+    found = watch.watched_dirs(engine.workspace)
+    assert len(found) == 301 and str(path) in found
+    assert str(root / "build") not in found
+    assert len(checked) == len(set(checked)) == 302  # each directory once: 300 deep, and build
+    engine.close()
