@@ -47,6 +47,7 @@ import ctx_lsp
 from ctx_lsp.engine import BundleRequest, Engine
 from ctx_lsp.errors import CtxError
 from ctx_lsp.wire import to_wire
+from tests.conftest import write_tree as _write
 
 MARKER = "CANARY_OUTSIDE_5d2e9f0a"
 """In every file of the canary directory beside the workspace; never in any output."""
@@ -556,17 +557,6 @@ def _engine(ws: Path) -> tuple[Engine, dict[str, Any], set[str]]:
     engine.index()
     root = str(ws.resolve())
     return engine, to_wire(engine.status()), {os.path.relpath(p, root) for p in engine.workspace.files}
-
-
-def _write(root: Path, files: dict[str, str | bytes]) -> Path:
-    for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
-    return root
 
 
 def test_black_bang_only_ignore_files_at_two_depths_index_everything(tmp_path: Path) -> None:
