@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from ctx_lsp.code.outline import split_lines
 from ctx_lsp.code.units import CodeUnit, code_units
 from ctx_lsp.errors import CtxError
-from ctx_lsp.index.excerpts import LowerLines
+from ctx_lsp.index.excerpts import LowerLines, lines_with_terms
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.terms import query_terms, terms
 from ctx_lsp.index.workspace import Workspace
@@ -79,28 +79,9 @@ class FileUnits:
     names: Mapping[str, tuple[int, ...]]
     path_terms: frozenset[str]
     total_length: float
-    by_term: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    """Lines that may hold a term (`lines_with`), per term asked for."""
     seen: dict[int, tuple[str, ...]] = field(default_factory=dict)
     """Terms of the lines a task's words were found on, kept: the next task over the same
     file splits only lines it has not seen (a dict's get and set are atomic)."""
-
-    def lines_with(self, term: str) -> tuple[int, ...]:
-        """Numbers of the lines holding, in lower case, the term less its last letter (a
-        stem's words all contain it), kept per term: one C-speed `find` loop per term a
-        file is first asked for, where a regular expression over 15 files' text per
-        request took ~20 ms on Django."""
-        found = self.by_term.get(term)
-        if found is None:
-            needle = term[:-1] if len(term) > 3 else term
-            text, starts, numbers = self.lower.text, self.lower.starts, []
-            at = text.find(needle)
-            while at >= 0:
-                number = bisect_right(starts, at)
-                numbers.append(number)
-                at = text.find(needle, starts[number] if number < len(starts) else len(text))
-            found = self.by_term[term] = tuple(numbers)
-        return found
 
     def line_terms(self, number: int) -> tuple[str, ...]:
         found = self.seen.get(number)
@@ -216,7 +197,7 @@ def rank_units(
         total_length += fu.total_length
         path_terms = wanted_set & fu.path_terms
         counts: dict[int, dict[str, float]] = {}
-        for number in sorted({n for t in wanted for n in fu.lines_with(t)}):
+        for number in lines_with_terms(fu.lower, wanted):
             here = [t for t in fu.line_terms(number) if t in wanted_set]
             if not here:
                 continue
