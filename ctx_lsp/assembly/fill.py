@@ -286,8 +286,9 @@ def _units_first(fresh: list[Candidate], allocation: int, offer: Offer, pricer: 
         p = None
         if c.whole_tokens is not None and c.whole_tokens + UNIT_SECTION_TOKENS <= want:
             entire = c.render(Tier.FULL, want)
-            if entire.content and not entire.truncated and pricer.cost(c, entire) <= want:
-                p = Placed(c, entire, pricer.cost(c, entire), Placement.UNITS)
+            cost = pricer.cost(c, entire)
+            if entire.content and not entire.truncated and cost <= want:
+                p = Placed(c, entire, cost, Placement.UNITS)
         if p is None:
             part = cut_fit(c, want, pricer, Tier.FOCUSED)
             if part is not None and shows_something(part.rendering):
