@@ -1,6 +1,7 @@
 """Bundle latency of two ctx-lsp trees side by side, on one workspace, in one run.
 
     python benchmarks/bundle_ab.py /tmp/django-dl/django-5.2.19 --base /tmp/ctx-base [--rounds 3]
+        [--base-workspace /tmp/django-copy]
 
 `--base DIR` is a directory holding a `ctx_lsp/` package (e.g. `git archive <commit>
 ctx_lsp | tar -x -C DIR`); the other tree is this checkout. Each round runs one fresh
@@ -69,13 +70,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base", type=Path, required=True, help="a directory holding the baseline's ctx_lsp/")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--budget", type=int, default=8000)
+    ap.add_argument(
+        "--base-workspace",
+        type=Path,
+        help="a copy of the workspace for the base tree: when the two trees' index caches differ "
+        "(another schema), each keeps its own warm cache instead of rebuilding the other's every round",
+    )
     args = ap.parse_args(argv)
     trees = {"base": args.base.resolve(), "this": ROOT}
+    workspaces = {"base": (args.base_workspace or args.workspace).resolve(), "this": args.workspace.resolve()}
     p50s: dict[str, list[float]] = {name: [] for name in trees}
     p95s: dict[str, list[float]] = {name: [] for name in trees}
     for round_ in range(1, args.rounds + 1):
         for name, root in trees.items():
-            times = run(root, args.workspace.resolve(), args.budget)
+            times = run(root, workspaces[name], args.budget)
             p50s[name].append(pct(times, 0.5))
             p95s[name].append(pct(times, 0.95))
             print(

@@ -11,29 +11,29 @@ bonus when the unit belongs to a symbol the search hit or a call neighbour of th
 files. The assembly then spends the room for code on the best units, whichever file they
 are in, and shows each file's chosen units in line order.
 
-Only the first UNIT_FILES files of the search ranking are read: lines a change touches
-lie in files the ranking finds far more often than not (the evaluation's file recall at
-8K is over 95 % on Python), and reading the whole workspace per request would cost more
-than the bundle. A term's weight is its inverse document frequency over the workspace's
-symbol documents (`SearchIndex.term_weights`); a word no symbol document holds (a body's
-word only) is weighed by its rarity among the units read.
+Units and the terms in each are derived when a file is indexed and kept in its cache row
+(`index/unit_postings.py`), so ranking reads no text: a unit's term frequencies are
+postings looked up by the task's terms. Only the first UNIT_FILES files of the search
+ranking are ranked: lines a change touches lie in files the ranking finds far more often
+than not (the evaluation's file recall at 8K is over 95 % on Python). A term's weight is
+its inverse document frequency over the workspace's symbol documents
+(`SearchIndex.term_weights`); a word no symbol document holds (a body's word only) is
+weighed by its rarity among the units ranked.
 """
 
 from __future__ import annotations
 
 import math
 import threading
-from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ctx_lsp.code.outline import split_lines
-from ctx_lsp.code.units import CodeUnit, code_units
+from ctx_lsp.code.units import CodeUnit
 from ctx_lsp.errors import CtxError
-from ctx_lsp.index.excerpts import LowerLines, lines_with_terms
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.terms import query_terms, terms
+from ctx_lsp.index.unit_postings import COUNT_CAP, UnitPostings, unit_postings
 from ctx_lsp.index.workspace import Workspace
 from ctx_lsp.relevance import (
     UNIT_BM25_B,
@@ -66,28 +66,18 @@ class RankedUnit:
 
 @dataclass(frozen=True, slots=True)
 class FileUnits:
-    """A file version's units with what ranking them needs besides the task, computed once
-    per version: each unit's length in terms (estimated from its characters) and cost in
-    tokens, the terms of each first unit's owner's name (term -> units), the path's terms."""
+    """A file version's units with what ranking them needs besides the task: the units and
+    their terms' postings as indexed (`index/unit_postings.py`), each unit's length in
+    terms (estimated from its characters), and the path's terms."""
 
-    units: tuple[CodeUnit, ...]
-    starts: tuple[int, ...]
+    postings: UnitPostings
     lengths: tuple[float, ...]
-    costs: tuple[int, ...]
-    lines: tuple[str, ...]
-    lower: LowerLines
-    names: Mapping[str, tuple[int, ...]]
     path_terms: frozenset[str]
     total_length: float
-    seen: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    """Terms of the lines a task's words were found on, kept: the next task over the same
-    file splits only lines it has not seen (a dict's get and set are atomic)."""
 
-    def line_terms(self, number: int) -> tuple[str, ...]:
-        found = self.seen.get(number)
-        if found is None:
-            found = self.seen[number] = tuple(terms(self.lines[number - 1]))
-        return found
+    @property
+    def units(self) -> tuple[CodeUnit, ...]:
+        return self.postings.units
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,52 +118,29 @@ class UnitsCache:
                 self._items.popitem(last=False)
 
 
-def file_units(text: str, entry: IndexedFile) -> FileUnits:
-    lines = split_lines(text)
-    units = code_units(entry.outline, lines)
-    lower = LowerLines(lines)
-    gutter = len(str(max(len(lines), 1))) + 2
-    ends = [*lower.starts[1:], len(lower.text) + 1]  # where each line ends, newline included
-
-    def chars(u: CodeUnit) -> int:
-        return ends[u.end - 1] - lower.starts[u.start - 1]
-
-    lengths = tuple(max(1.0, chars(u) / UNIT_CHARS_PER_TERM) for u in units)
-    costs = tuple(max(1, int((chars(u) + gutter * u.lines) / CHARS_PER_TOKEN) + 1) for u in units)
-    names: dict[str, list[int]] = {}
-    for i, u in enumerate(units):
-        if u.first and u.owner:
-            for t in set(terms(u.owner.rsplit(".", 1)[-1])):
-                names.setdefault(t, []).append(i)
-    return FileUnits(
-        units,
-        tuple(u.start for u in units),
-        lengths,
-        costs,
-        tuple(lines),
-        lower,
-        {t: tuple(ids) for t, ids in names.items()},
-        frozenset(terms(entry.path.replace("/", " ").replace(".", " "))),
-        sum(lengths),
-    )
-
-
-CHARS_PER_TOKEN = 3.2
-"""Characters of code (indentation and gutter included) per o200k token, estimated: code
-lines run 3–4 characters a token; the estimate errs high so that a selection fits."""
+def file_units(postings: UnitPostings, entry: IndexedFile) -> FileUnits:
+    lengths = tuple(max(1.0, chars / UNIT_CHARS_PER_TERM) for chars in postings.chars)
+    path_terms = frozenset(terms(entry.path.replace("/", " ").replace(".", " ")))
+    return FileUnits(postings, lengths, path_terms, sum(lengths))
 
 
 def units_of(workspace: Workspace, cache: UnitsCache, entry: IndexedFile) -> FileUnits | None:
-    """The file's units, read through the workspace's gate (None if it cannot be read)."""
+    """The file's units as indexed; for an entry indexed without them (an editor buffer,
+    a file whose cached bytes do not read back) derived from its text, read through the
+    workspace's gate (None if it cannot be read)."""
     key = (entry.abs_path, entry.hash, entry.overlay_version)
     hit = cache.get(key)
     if hit is not None:
         return hit
-    try:
-        text, current = workspace.read_text(entry)
-    except CtxError:
-        return None
-    units = file_units(text, current)
+    current = entry
+    postings = entry.unit_postings
+    if postings is None:
+        try:
+            text, current = workspace.read_text(entry)
+        except CtxError:
+            return None
+        postings = current.unit_postings or unit_postings(current.outline, text)
+    units = file_units(postings, current)
     if current is entry:
         cache.put(key, units)
     return units
@@ -197,18 +164,12 @@ def rank_units(
         total_length += fu.total_length
         path_terms = wanted_set & fu.path_terms
         counts: dict[int, dict[str, float]] = {}
-        for number in lines_with_terms(fu.lower, wanted):
-            here = [t for t in fu.line_terms(number) if t in wanted_set]
-            if not here:
-                continue
-            i = bisect_right(fu.starts, number) - 1
-            if i < 0 or number > fu.units[i].end:
-                continue
-            bucket = counts.setdefault(i, {})
-            for t in here:
-                bucket[t] = bucket.get(t, 0.0) + 1.0
-        for t in wanted_set:
-            for i in fu.names.get(t, ()):
+        for t in wanted:
+            for posting in fu.postings.postings(t) or ():
+                i, tf = divmod(posting, COUNT_CAP)
+                bucket = counts.setdefault(i, {})
+                bucket[t] = bucket.get(t, 0.0) + tf
+            for i in fu.postings.named(t) or ():
                 bucket = counts.setdefault(i, {})
                 bucket[t] = bucket.get(t, 0.0) + UNIT_NAME_WEIGHT
         for bucket in counts.values():  # a path's words say which file, not which lines:
@@ -234,6 +195,6 @@ def rank_units(
         if u.owner in uf.neighbours:
             prior *= 1 + UNIT_NEIGHBOUR_BONUS
         matched = tuple(sorted(bucket))
-        ranked.append(RankedUnit(uf.entry.abs_path, uf.entry.path, u, score * prior, matched, fu.costs[i]))
+        ranked.append(RankedUnit(uf.entry.abs_path, uf.entry.path, u, score * prior, matched, fu.postings.costs[i]))
     ranked.sort(key=lambda r: (-r.score, r.path, r.unit.start))
     return ranked

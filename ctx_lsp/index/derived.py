@@ -39,7 +39,6 @@ import sqlite3
 import sys
 from array import array
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from ctx_lsp import relevance
 from ctx_lsp.code import outline
@@ -50,6 +49,7 @@ from ctx_lsp.index.graph.image import GraphImage
 from ctx_lsp.index.graph.ranking import Row
 from ctx_lsp.index.search import PostingsImage
 from ctx_lsp.index.store import IndexStore
+from ctx_lsp.index.versions import source_digest
 from ctx_lsp.relevance import DAMPING, GLOBAL_TOLERANCE, NAME_BOOST, PATH_BOOST
 
 log = logging.getLogger(__name__)
@@ -60,17 +60,7 @@ StoreFor = Callable[[str | None], IndexStore | None]
 """The opened cache of a folder (by its root), or of the first folder for None."""
 
 
-def _source_digest(*modules: object) -> str:
-    h = hashlib.blake2b(digest_size=16)
-    for module in modules:
-        try:
-            h.update(Path(str(getattr(module, "__file__", ""))).read_bytes())
-        except OSError:  # no source (a frozen install): the version string alone
-            h.update(str(getattr(module, "__name__", "")).encode())
-    return h.hexdigest()
-
-
-SEARCH_VERSION = f"1:{NAME_BOOST}:{PATH_BOOST}:{_source_digest(terms, search)}"
+SEARCH_VERSION = f"1:{NAME_BOOST}:{PATH_BOOST}:{source_digest(terms, search)}"
 """Changes when the way documents are derived may have changed; stored images then miss."""
 
 RANK_VERSION = f"1:{DAMPING}:{GLOBAL_TOLERANCE}"
@@ -88,9 +78,9 @@ _IMAGE_ARRAYS = (
     "posting_tfs",
 )
 _IMAGE_STRINGS = ("files", "paths", "hashes", "symbols", "kinds", "terms")
-IMAGE_VERSION = f"{SEARCH_VERSION}:{_source_digest(packed)}:{packed.ARRAY_FORMAT}"
+IMAGE_VERSION = f"{SEARCH_VERSION}:{source_digest(packed)}:{packed.ARRAY_FORMAT}"
 GRAPH_KEY = "reference_graph"
-GRAPH_VERSION = f"1:{_source_digest(facts, edges, modules, image, packed, relevance, outline)}:{packed.ARRAY_FORMAT}"
+GRAPH_VERSION = f"1:{source_digest(facts, edges, modules, image, packed, relevance, outline)}:{packed.ARRAY_FORMAT}"
 """Changes when the way the graph is derived from outlines may have changed."""
 
 

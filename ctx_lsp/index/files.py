@@ -20,6 +20,7 @@ from ctx_lsp.index.scan import SkipReason, looks_binary
 from ctx_lsp.index.secret_files import credential_kind
 from ctx_lsp.index.secret_tokens import mask_tokens
 from ctx_lsp.index.store import StoredFile
+from ctx_lsp.index.unit_postings import UnitPostings, unit_postings_blob, unpack
 from ctx_lsp.tokens import TokenCounter, counter_for
 
 
@@ -49,13 +50,25 @@ class IndexedFile:
     masked: str = ""
     """Kinds of token masked in its text, comma-separated; "" for none (status counts them)."""
     overlay_version: int | None = None  # set while an editor buffer overrides the disk copy
+    units_blob: bytes = field(default=b"", repr=False)
+    """Its code units and their terms as cached (`unit_postings`); b"" when not derived at
+    indexing (a file without units, an editor buffer: see `unit_postings_for`)."""
     _outline: Outline | None = field(default=None, repr=False)
+    _units: UnitPostings | None = field(default=None, repr=False)
 
     @property
     def outline(self) -> Outline:
         if self._outline is None:
             self._outline = outline_from_json(self.outline_json)
         return self._outline
+
+    @property
+    def unit_postings(self) -> UnitPostings | None:
+        """The units as cached, decoded on first use; None when none were cached (or the
+        bytes do not hold to their layout)."""
+        if self._units is None and self.units_blob:
+            self._units = unpack(self.units_blob)
+        return self._units
 
     @property
     def tokens_exact(self) -> bool:
@@ -141,9 +154,12 @@ def analyse_uncounted(
     spec = language_for(abs_path or rel_path, source)  # as `outline_for` decides, with the folder
     if spec is not None and spec.outline_json is not None:
         outline_json, line_count, symbols = spec.outline_json(source)
-        return _row(rel_path, data, size, mtime_ns, text, replaced, spec.name, line_count, symbols, outline_json)
+        row, uncounted = _row(
+            rel_path, data, size, mtime_ns, text, replaced, spec.name, line_count, symbols, outline_json
+        )
+        return replace(row, units=unit_postings_blob(outline_from_json(outline_json), text)), uncounted
     outline = outline_in(spec, source) if spec is not None else outline_for(rel_path, source)
-    return _row(
+    row, uncounted = _row(
         rel_path,
         data,
         size,
@@ -155,6 +171,7 @@ def analyse_uncounted(
         len(outline.symbols),
         outline_to_json(outline),
     )
+    return replace(row, units=unit_postings_blob(outline, text)), uncounted
 
 
 def analyse_outline(
@@ -290,6 +307,7 @@ def to_indexed(row: StoredFile, root: str, abs_path: str, display: str, outline:
         decode_replaced=row.decode_replaced,
         outline_json=row.outline_json,
         masked=row.masked,
+        units_blob=row.units,
         _outline=outline,
     )
 

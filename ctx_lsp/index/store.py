@@ -30,9 +30,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctx_lsp.index.unit_postings import UNITS_VERSION
+
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 """Bump whenever the row layout or the outline JSON changes; old caches are rebuilt."""
 
 CACHE_DIR_NAME = ".ctx-lsp"
@@ -53,7 +55,8 @@ CREATE TABLE IF NOT EXISTS files (
     symbols INTEGER NOT NULL,
     decode_replaced INTEGER NOT NULL,
     outline TEXT NOT NULL,
-    masked TEXT NOT NULL
+    masked TEXT NOT NULL,
+    units BLOB NOT NULL
 );
 CREATE TABLE IF NOT EXISTS derived (key TEXT PRIMARY KEY, digest TEXT NOT NULL, value TEXT NOT NULL);
 """
@@ -76,8 +79,12 @@ class StoredFile:
     masked: str = ""
     """Kinds of token masked in its text, comma-separated (`secret_tokens.py`); "" for none.
     For a row of a file kept out as a secret by content, the kind of credential it is."""
+    units: bytes = b""
+    """Its code units and their terms (`unit_postings.pack`); b"" for a file without."""
 
-    def __reduce__(self) -> tuple[type[StoredFile], tuple[str, int, int, str, str, int, int, int, bool, str, str]]:
+    def __reduce__(
+        self,
+    ) -> tuple[type[StoredFile], tuple[str, int, int, str, str, int, int, int, bool, str, str, bytes]]:
         """Pickled as its fields in order: every row of a cold index crosses from a pool
         worker, and the dataclass default for frozen, slotted classes looks up `fields()`
         on both sides of every row (~2x the pickling CPU, measured on Django)."""
@@ -95,6 +102,7 @@ class StoredFile:
                 self.decode_replaced,
                 self.outline_json,
                 self.masked,
+                self.units,
             ),
         )
 
@@ -184,7 +192,12 @@ class IndexStore:
         except OSError as err:
             warnings.append(f"index cache disabled: cannot create {CACHE_DIR_NAME}/ ({err})")
             return cls.memory(warnings)
-        expected = {"schema": SCHEMA_VERSION, "tokenizer": tokenizer, "include_secrets": "\n".join(secrets)}
+        expected = {
+            "schema": SCHEMA_VERSION,
+            "units": UNITS_VERSION,
+            "tokenizer": tokenizer,
+            "include_secrets": "\n".join(secrets),
+        }
         for attempt in range(2):
             try:
                 conn = _connect(db_path)
@@ -209,12 +222,15 @@ class IndexStore:
             try:
                 rows = self._conn.execute(
                     "SELECT rel_path, size, mtime_ns, hash, language, tokens, line_count,"
-                    " symbols, decode_replaced, outline, masked FROM files"
+                    " symbols, decode_replaced, outline, masked, units FROM files"
                 ).fetchall()
             except sqlite3.DatabaseError as err:
                 self.warnings.append(f"index cache read failed ({err}); re-indexing")
                 return {}
-        return {r[0]: StoredFile(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9], r[10]) for r in rows}
+        return {
+            r[0]: StoredFile(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9], r[10], bytes(r[11]))
+            for r in rows
+        }
 
     def put_many(self, files: Iterable[StoredFile]) -> None:
         rows = [
@@ -230,12 +246,13 @@ class IndexStore:
                 int(f.decode_replaced),
                 f.outline_json,
                 f.masked,
+                f.units,
             )
             for f in files
         ]
         if not rows:
             return
-        self._write("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
+        self._write("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
 
     def touch_many(self, updates: Iterable[tuple[str, int, int]]) -> None:
         """Record a new (size, mtime) for rows whose content hash did not change."""
@@ -293,8 +310,8 @@ def _connect(db_path: Path) -> sqlite3.Connection:
 
 
 def _compatible(conn: sqlite3.Connection, expected: Mapping[str, str], version: str) -> bool:
-    """True if the cache was written with this schema, tokenizer (token counts differ) and
-    secret opt-ins."""
+    """True if the cache was written with this schema, way of deriving units
+    (`unit_postings.UNITS_VERSION`), tokenizer (token counts differ) and secret opt-ins."""
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     if not meta:
         with conn:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -162,6 +163,16 @@ def terms(text: str) -> list[str]:
     out: list[str] = []
     for word in _WORD.findall(text):
         out.extend(word_terms(word))
+    return out
+
+
+def term_counts(text: str) -> dict[str, int]:
+    """How often each term occurs in `text`: `count_terms(terms(text))`, counting the
+    words first (code repeats its words; each distinct one is split once)."""
+    out: dict[str, int] = {}
+    for word, n in Counter(_WORD.findall(text)).items():
+        for t in word_terms(word):
+            out[t] = out.get(t, 0) + n
     return out
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 
 from ctx_lsp.contributors.retrieval import Retrieval, best_units
+from ctx_lsp.contributors.unit_ranking import UnitsCache, units_of
 from ctx_lsp.contributors.working_files import WorkingFiles
+from ctx_lsp.engine import Engine
 from ctx_lsp.params import parse_bundle
 from ctx_lsp.vocabulary import Tier
 from tests.contributors.conftest import context, offer_of, rendered, uri
@@ -107,3 +110,38 @@ def test_test_units_rank_low_unless_the_task_is_about_tests(make_engine) -> None
 
     assert first_paths("quarantined charset handling")[0] == "pkg/runner.py"
     assert first_paths("tests for quarantined charset handling")[0] == "tests/test_charset.py"
+
+
+def test_a_warm_start_ranks_units_from_the_cache_without_reading_text(make_engine) -> None:
+    """Ensure that a second process over the same folder ranks units from its cache rows:
+    with the file's text replaced on disk behind its back (no watcher), the units are still
+    those indexed, which only the cache could know."""
+    first = make_engine(FILES)
+    root = first.roots[0]
+    first.close()
+    warm = Engine([root], {"index": {"watch": False}})
+    try:
+        warm.index()
+        entry = warm.workspace.files[str((root / "pkg/runner.py").resolve())]
+        assert entry.units_blob, "the cache row carried no units"
+        indexed = entry.unit_postings
+        (root / "pkg/runner.py").write_text("def replaced():\n    return 0\n")
+        ctx = context(warm, {"query": "quarantined charset handling"})
+        found = units_of(ctx.workspace, ctx.renders.units, entry)
+        assert found is not None and indexed is not None
+        assert found.units == indexed.units and len(found.units) > 2
+    finally:
+        warm.close()
+
+
+def test_units_whose_cached_bytes_are_damaged_are_derived_from_the_text(make_engine) -> None:
+    """Ensure that an entry whose units do not read back still ranks: its units come from
+    its text, read through the gate, as for an editor buffer."""
+    engine = make_engine(FILES)
+    ctx = context(engine, {"query": "quarantined charset handling"})
+    entry = ctx.workspace.files[str((engine.roots[0] / "pkg/runner.py").resolve())]
+    damaged = dataclasses.replace(entry, units_blob=b"\x00garbage", _units=None)
+    assert damaged.unit_postings is None
+    found = units_of(ctx.workspace, UnitsCache(), damaged)
+    assert found is not None
+    assert found.units == entry.unit_postings.units  # type: ignore[union-attr]

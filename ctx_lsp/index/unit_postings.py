@@ -1,0 +1,201 @@
+"""A file's code units and the terms in each, derived once when the file is analysed and
+kept in the index cache beside its outline (issue 22).
+
+Ranking units (`contributors/unit_ranking.py`) needs, per unit, how often each of the
+task's terms occurs in it, how long it is and what it costs to show. Deriving that at
+request time meant reading and splitting the text of the task's best files on every
+bundle (~40 % of a bundle's time on Django, most of it for files the previous task did
+not read). Here it is derived where the text is already in hand, in the indexing pass
+(`files.analyse_uncounted`, in the pool's workers on a cold index), packed as one small
+blob per file and stored in the file's cache row, so a warm process restores it with the
+rows and a request reads no text to rank.
+
+The blob is `packed`'s layout: per unit its span, kind, owner, whether it holds the
+owner's signature, its length in characters and its cost in tokens; the file's distinct
+terms (sorted) with their postings (unit, count); and the terms of each first unit's
+owner's name with their units. Only the layout is checked when read back: the store's
+schema and `UNITS_VERSION` (the source of the modules the units and terms come from)
+decide whether stored rows are used at all (`store.IndexStore.open`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from array import array
+from bisect import bisect_left
+from dataclasses import dataclass
+
+from ctx_lsp.code import units as units_module
+from ctx_lsp.code.outline import Outline, split_lines
+from ctx_lsp.code.units import CodeUnit, code_units
+from ctx_lsp.index import packed
+from ctx_lsp.index import terms as terms_module
+from ctx_lsp.index.terms import term_counts, terms
+from ctx_lsp.index.versions import source_digest
+
+__all__ = ["CHARS_PER_TOKEN", "UNITS_VERSION", "UnitPostings", "pack", "unit_postings", "unit_postings_blob", "unpack"]
+
+
+CHARS_PER_TOKEN = 3.2
+"""Characters of code (indentation and gutter included) per o200k token, estimated: code
+lines run 3–4 characters a token; the estimate errs high so that a selection fits."""
+
+_KINDS = ("definition", "header", "module")
+_STRINGS = ("owners", "terms", "names")
+_ARRAYS = ("start", "end", "flags", "chars", "cost", "term_ends", "postings", "name_ends", "name_units")
+COUNT_CAP = 256
+"""A posting is one int, unit * COUNT_CAP + count (a count above COUNT_CAP - 1 is cut to it:
+BM25's term frequency has long saturated by then); half the size of two columns."""
+
+
+@dataclass(frozen=True, slots=True)
+class UnitPostings:
+    """One file version's units, and for each of its distinct terms the units holding it.
+
+    `terms` is sorted; term i's postings (each unit * COUNT_CAP + count) are `post` from
+    `term_ends[i-1]` (0 for the first) to `term_ends[i]`. `names` and `name_ends` /
+    `name_units` are the same for the terms of first units' owners' names."""
+
+    units: tuple[CodeUnit, ...]
+    chars: array
+    costs: array
+    terms: list[str]
+    term_ends: array
+    post: array
+    names: list[str]
+    name_ends: array
+    name_units: array
+
+    def postings(self, term: str) -> array | None:
+        """The term's postings in this file (unit * COUNT_CAP + count), or None."""
+        i = bisect_left(self.terms, term)
+        if i == len(self.terms) or self.terms[i] != term:
+            return None
+        lo = self.term_ends[i - 1] if i else 0
+        hi = self.term_ends[i]
+        return self.post[lo:hi]
+
+    def named(self, term: str) -> array | None:
+        """The units whose owner's name holds the term (first units only), or None."""
+        i = bisect_left(self.names, term)
+        if i == len(self.names) or self.names[i] != term:
+            return None
+        lo = self.name_ends[i - 1] if i else 0
+        return self.name_units[lo : self.name_ends[i]]
+
+
+def unit_postings(outline: Outline, text: str) -> UnitPostings:
+    """The file's units and their terms: every line of a unit counts, once per occurrence
+    of each term (`terms.term_counts`, the search's own split and stem)."""
+    lines = split_lines(text)
+    units = code_units(outline, lines)
+    starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]  # offsets in the lines joined
+    joined = "\n".join(lines)
+    gutter = len(str(max(len(lines), 1))) + 2
+    chars = array("i")
+    costs = array("i")
+    by_term: dict[str, list[int]] = {}
+    by_name: dict[str, list[int]] = {}
+    for i, u in enumerate(units):
+        begin, size = starts[u.start - 1], starts[u.end] - starts[u.start - 1]
+        chars.append(size)
+        costs.append(max(1, int((size + gutter * u.lines) / CHARS_PER_TOKEN) + 1))
+        for term, count in term_counts(joined[begin : begin + size]).items():
+            by_term.setdefault(term, []).append(i * COUNT_CAP + min(count, COUNT_CAP - 1))
+        if u.first and u.owner:
+            for term in set(terms(u.owner.rsplit(".", 1)[-1])):
+                by_name.setdefault(term, []).append(i)
+    sorted_terms = sorted(by_term)
+    sorted_names = sorted(by_name)
+    return UnitPostings(
+        units,
+        chars,
+        costs,
+        sorted_terms,
+        *_flattened(by_term, sorted_terms),
+        sorted_names,
+        *_flattened(by_name, sorted_names),
+    )
+
+
+def _flattened(lists: dict[str, list[int]], keys: list[str]) -> tuple[array, array]:
+    """The lists in the keys' order as one array, and where each ends in it."""
+    flat: list[int] = []
+    ends: list[int] = []
+    for key in keys:
+        flat.extend(lists[key])
+        ends.append(len(flat))
+    return array("i", ends), array("i", flat)
+
+
+def unit_postings_blob(outline: Outline, text: str) -> bytes:
+    """`pack(unit_postings(...))`, or b"" for a file without units (markdown, text)."""
+    found = unit_postings(outline, text)
+    return pack(found) if found.units else b""
+
+
+def pack(p: UnitPostings) -> bytes:
+    flags = array("i", (_KINDS.index(u.kind) * 2 + int(u.first) for u in p.units))
+    return packed.pack(
+        {"owners": [u.owner for u in p.units], "terms": p.terms, "names": p.names},
+        {
+            "start": array("i", (u.start for u in p.units)),
+            "end": array("i", (u.end for u in p.units)),
+            "flags": flags,
+            "chars": p.chars,
+            "cost": p.costs,
+            "term_ends": p.term_ends,
+            "postings": p.post,
+            "name_ends": p.name_ends,
+            "name_units": p.name_units,
+        },
+    )
+
+
+def unpack(value: bytes) -> UnitPostings | None:
+    """The postings `pack` wrote, or None if the bytes do not hold to the layout."""
+    columns = packed.unpack(value, _STRINGS, _ARRAYS)
+    if columns is None:
+        return None
+    strings, a = columns
+    n = len(strings["owners"])
+    if any(len(a[k]) != n for k in ("start", "end", "flags", "chars", "cost")):
+        return None
+    if not _ends_hold(a["term_ends"], len(strings["terms"]), a["postings"], n * COUNT_CAP):
+        return None
+    if not _ends_hold(a["name_ends"], len(strings["names"]), a["name_units"], n):
+        return None
+    if any(f < 0 or f >= 2 * len(_KINDS) for f in a["flags"]):
+        return None
+    units = tuple(
+        CodeUnit(start, end, owner, _KINDS[flags // 2], bool(flags & 1))
+        for start, end, owner, flags in zip(a["start"], a["end"], strings["owners"], a["flags"])
+    )
+    if any(u.start < 1 or u.end < u.start for u in units):
+        return None
+    return UnitPostings(
+        units,
+        a["chars"],
+        a["cost"],
+        strings["terms"],
+        a["term_ends"],
+        a["postings"],
+        strings["names"],
+        a["name_ends"],
+        a["name_units"],
+    )
+
+
+def _ends_hold(ends: array, count: int, targets: array, bound: int) -> bool:
+    """Each list's end offsets ascend to the list's length, and each target is below `bound`."""
+    if len(ends) != count or (count and ends[-1] != len(targets)) or (not count and len(targets)):
+        return False
+    if any(b < a for a, b in itertools.pairwise(ends)) or (count and ends[0] < 0):
+        return False
+    return not targets or (min(targets) >= 0 and max(targets) < bound)
+
+
+UNITS_VERSION = f"1:{source_digest(units_module, terms_module, packed, sys.modules[__name__])}"
+"""Changes when the way units or their terms are derived may have changed: the store then
+rebuilds its rows (`store.IndexStore.open`), as it does for another schema."""
