@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -81,17 +81,18 @@ def code_units(outline: Outline, lines: Sequence[str]) -> tuple[CodeUnit, ...]:
     blank = [not line.strip() for line in lines]
     cuttable = _cut_points(lines, blank, language_named(outline.language))
     _within(1, total, "", "module", _outermost(top), children, cuttable, units, 0)
-    pieces = [p for u in units for p in _without_long_lines(u, lines)]
+    long = [n for n, line in enumerate(lines, 1) if len(line) > UNIT_LINE_MAX_CHARS]
+    pieces = [p for u in units for p in _without_long_lines(u, long)] if long else units
     return tuple(_trimmed(u, blank) for u in pieces if not all(blank[u.start - 1 : u.end]))
 
 
-def _without_long_lines(u: CodeUnit, lines: Sequence[str]) -> list[CodeUnit]:
+def _without_long_lines(u: CodeUnit, long_lines: Sequence[int]) -> list[CodeUnit]:
     """The unit, or its runs of lines between lines longer than UNIT_LINE_MAX_CHARS, which
     no unit shows: a hundred names imported on one line, generated data, a minified string
     cost more than the code around them (an outline shortens them instead). Module code
     with such a line is no unit at all: an import block of that kind is shown by the
     outline's collapsed import line, which a unit would replace."""
-    long = [n for n in range(u.start, u.end + 1) if len(lines[n - 1]) > UNIT_LINE_MAX_CHARS]
+    long = long_lines[bisect_left(long_lines, u.start) : bisect_right(long_lines, u.end)]
     if not long:
         return [u]
     if u.kind == "module":
@@ -186,6 +187,9 @@ def _blocks(
     if start > end:
         return
     whole = kind == "definition" or first
+    if whole and end - start + 1 <= UNIT_MAX_LINES:  # most definitions: one unit, no line to look at
+        out.append(CodeUnit(start, end, owner, kind, first))
+        return
     piece_start = start
     n = start
     while n <= end:
