@@ -54,7 +54,6 @@ class IndexedFile:
     """Its code units and their terms as cached (`unit_postings`); b"" when not derived at
     indexing (a file without units, an editor buffer: see `unit_postings_for`)."""
     _outline: Outline | None = field(default=None, repr=False)
-    _units: UnitPostings | None = field(default=None, repr=False)
 
     @property
     def outline(self) -> Outline:
@@ -64,11 +63,10 @@ class IndexedFile:
 
     @property
     def unit_postings(self) -> UnitPostings | None:
-        """The units as cached, decoded on first use; None when none were cached (or the
-        bytes do not hold to their layout)."""
-        if self._units is None and self.units_blob:
-            self._units = unpack(self.units_blob)
-        return self._units
+        """The units as cached, decoded (not kept: the units cache of the bundles keeps the
+        files a task ranks, and decoding every file a session ever ranked would hold them
+        all); None when none were cached or the bytes do not hold to their layout."""
+        return unpack(self.units_blob) if self.units_blob else None
 
     @property
     def tokens_exact(self) -> bool:
