@@ -37,8 +37,6 @@ from ctx_lsp.relevance import (
     SEARCH_HITS,
     TEST_FILE_FACTOR,
     UNIT_FILES,
-    UNIT_LINES,
-    UNIT_MIN_FILES,
     units_share,
 )
 from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy
@@ -109,9 +107,9 @@ class Retrieval:
             and (changelogs or not is_changelog(entry.path))
         ]
         units = best_units(ctx, [(r, entry) for _, r, entry in files])
-        spans: dict[str, list[RankedUnit]] = {}
-        for u in units:
-            spans.setdefault(u.abs_path, []).append(u)
+        spans: dict[str, list[tuple[int, RankedUnit]]] = {}  # each file's units, with their places
+        for place, u in enumerate(units):
+            spans.setdefault(u.abs_path, []).append((place, u))
         for rank, r, entry in files:
             symbols = tuple(dict.fromkeys(h.symbol for h in r.hits if h.symbol))[:FOCUS_SYMBOLS]
             terms = sorted({t for h in r.hits for t in h.matched})
@@ -127,8 +125,8 @@ class Retrieval:
             if own:
                 # Its best units, in the bundle's ranking; every hit keeps its signature first
                 # in the outline around them (above the graph's ranks).
-                reason += "; " + units_reason(own, units)
-                bodies, named, shown = (), symbols, Excerpts.for_units([u.span for u in own])
+                reason += "; " + units_reason(own, len(units))
+                bodies, named, shown = (), symbols, Excerpts.for_units([u.span for _, u in own])
             else:
                 # Bodies for the best few hits; the other hits' signatures are kept first in
                 # the outline (above the graph's ranks), so a pruned outline still names them.
@@ -162,13 +160,9 @@ def best_units(ctx: AssemblyContext, files: Sequence[tuple[RankedFile, IndexedFi
     best_hit = max((score for hits in ctx.hit_symbols.values() for score in hits.values()), default=0.0) or 1.0
     wants_tests = mentions_tests(ctx.query)
     read: list[tuple[UnitFile, FileUnits]] = []
-    lines = 0
     for r, entry in files[:UNIT_FILES]:
         if language_named(entry.language) is None:
             continue
-        if lines >= UNIT_LINES and len(read) >= UNIT_MIN_FILES:
-            break  # ranking a workspace's biggest modules costs by their lines
-        lines += entry.line_count
         try:
             fu = units_of(ctx.workspace, ctx.renders.units, entry)
         except Exception:  # one file's units must not cost the bundle its retrieval
@@ -184,15 +178,15 @@ def best_units(ctx: AssemblyContext, files: Sequence[tuple[RankedFile, IndexedFi
     return rank_units(read, ctx.query, ctx.search.term_weights(ctx.query))
 
 
-def units_reason(own: Sequence[RankedUnit], ranking: Sequence[RankedUnit]) -> str:
-    """Explain's words for a file's units: which, why, and against how many."""
-    position = {id(u): i for i, u in enumerate(ranking)}
+def units_reason(own: Sequence[tuple[int, RankedUnit]], ranked: int) -> str:
+    """Explain's words for a file's units (each with its place in the whole ranking):
+    which, why, and against how many."""
     shown = []
-    for u in own[:3]:
+    for place, u in own[:3]:
         where = u.unit.owner or "module code"
-        shown.append(f"{where} (lines {u.span[0]}-{u.span[1]}: {', '.join(u.matched[:4])}; #{position[id(u)] + 1})")
+        shown.append(f"{where} (lines {u.span[0]}-{u.span[1]}: {', '.join(u.matched[:4])}; #{place + 1})")
     more = f" and {len(own) - 3} more" if len(own) > 3 else ""
-    return f"units {', '.join(shown)}{more} of {len(ranking)} ranked units"
+    return f"units {', '.join(shown)}{more} of {ranked} ranked units"
 
 
 def body_symbols(budget: int) -> int:
