@@ -117,8 +117,7 @@ def hot_spans(
 
 class LowerLines:
     """A text's lines in lower case as one string, with each line's offset in it, and the
-    lines each term was found on (`lines_with`), kept: whoever searches one file for many
-    tasks keeps one of these."""
+    lines each term was found on (`lines_with`), kept for the next search of the same text."""
 
     __slots__ = ("by_term", "starts", "text")
 
