@@ -237,6 +237,15 @@ WORKING_OUTLINE_TOKENS = 150
 own outline shrinks to the units the task touches"). Instead of the whole file when small,
 or its outline with the task's bodies: Python open line 12.0/34.0 -> 13.1/35.7 at 2K/8K;
 80 tokens with units over 0.7 of the best: unchanged within noise."""
+SMALL_BUDGET_WORKING_UNITS = 1
+"""Below MID_BUDGET_TOKENS such a working file shows only its best unit…"""
+SMALL_BUDGET_WORKING_OUTLINE_TOKENS = 60
+"""…in an outline of about this many tokens: the room it leaves goes to the units and
+outlines of other files (issue 22 item 3). Against 3 units in 150 tokens, open mode at 2K
+(same run, 60 instances per mode per repository for Python, 40 for the languages):
+Python fn 47.9 -> 50.4, line 18.7 -> 20.1, file 64.5 -> 67.8; TypeScript + Go + Rust fn
+52.1 -> 52.2, line 18.9 -> 21.7 (TypeScript 25.9 -> 31.1, Go 17.8 -> 19.8, Rust 12.7 ->
+14.0). 20 tokens instead of 60: Python fn 51.0, line 20.1 (within noise)."""
 UNITS_MAP_SHRINK = 0.8
 """The share of the codebase map's allocation that goes to retrieval when it has units
 (the adjustment `code_units_shrink_map`)…"""
