@@ -234,6 +234,15 @@ WORKING_OUTLINE_TOKENS = 150
 own outline shrinks to the units the task touches"). Instead of the whole file when small,
 or its outline with the task's bodies: Python open line 12.0/34.0 -> 13.1/35.7 at 2K/8K;
 80 tokens with units over 0.7 of the best: unchanged within noise."""
+SMALL_BUDGET_WORKING_UNITS = 1
+"""Below MID_BUDGET_TOKENS such a working file shows only its best unit…"""
+SMALL_BUDGET_WORKING_OUTLINE_TOKENS = 60
+"""…in an outline of about this many tokens: the room it leaves goes to the units and
+outlines of other files (issue 22 item 3). Against 3 units in 150 tokens, open mode at 2K
+(same run, 60 instances per mode per repository for Python, 40 for the languages):
+Python fn 47.9 -> 50.4, line 18.7 -> 20.1, file 64.5 -> 67.8; TypeScript + Go + Rust fn
+52.1 -> 52.2, line 18.9 -> 21.7 (TypeScript 25.9 -> 31.1, Go 17.8 -> 19.8, Rust 12.7 ->
+14.0). 20 tokens instead of 60: Python fn 51.0, line 20.1 (within noise)."""
 UNITS_MAP_SHRINK = 0.8
 """The share of the codebase map's allocation that goes to retrieval when it has units
 (the adjustment `code_units_shrink_map`)…"""
@@ -315,6 +324,28 @@ SKELETON_TOKENS = 110
 """A breadth contributor's first placement of a file: its few most relevant definitions (an
 outline pruned to this size) — where things are, before what they are. 12 definitions per
 skeleton instead of 8 was worse at 2K (session 1)."""
+SMALL_BUDGET_SKELETON_TOKENS = 70
+"""Below MID_BUDGET_TOKENS a skeleton is smaller, so that more files are named…"""
+SMALL_BUDGET_UNIT_OUTLINE_TOKENS = 100
+"""…and a file shown for its units names more of the definitions around them (both
+against 110 and 60 at 2K, same run, base 14e567d; Python 60 instances per mode per
+repository, TypeScript/Go/Rust 40): Python cold fn 66.3 -> 67.0, line 33.9 -> 35.0, file
+77.4 -> 79.4; open fn 50.4 -> 53.5, line 20.1 -> 19.8, file 67.8 -> 73.0. Languages cold fn
+64.4 -> 66.4, line 36.1 -> 35.1 (Go fn 63.2 -> 71.3, line 30.5 -> 28.6; Rust fn 46.3 ->
+43.2, line 19.1 -> 17.5); open fn 52.2 -> 56.6, line 21.7 -> 20.6 (TypeScript fn 64.0 ->
+72.9, line 31.1 -> 26.7; Go line 19.8 -> 17.9; Rust line 14.0 -> 17.1). Skeletons alone
+(70, unit outline 60): Python cold fn 65.6, line 33.9; open fn 52.9, line 19.9; 50: cold
+fn 64.9, open fn 53.3, file 81.1 / 77.2. The unit outline at 100 at 8K too: Python fn
+86.4 -> 85.1 cold, 82.5 -> 80.9 open, so 8K keeps 60."""
+
+
+def pointing_tokens(budget: int) -> tuple[int, int]:
+    """A skeleton's size and the outline's room beside a file's units, for this budget."""
+    if budget >= MID_BUDGET_TOKENS:
+        return SKELETON_TOKENS, UNIT_OUTLINE_TOKENS
+    return SMALL_BUDGET_SKELETON_TOKENS, SMALL_BUDGET_UNIT_OUTLINE_TOKENS
+
+
 MEDIUM_OUTLINE_TOKENS = 400
 """The first growth step of a breadth contributor's files: enough for a module's main classes
 and functions, before any one file grows to its whole outline."""

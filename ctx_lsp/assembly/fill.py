@@ -81,13 +81,21 @@ def section_of(c: Candidate, r: Rendering) -> Section:
 
 
 class Pricer:
-    """Section overhead (heading, fences) per candidate, counted once; and the per-section
-    tier caps of this bundle's budget."""
+    """Section overhead (heading, fences) per candidate, counted once; the per-section
+    tier caps of this bundle's budget, and the sizes of its pointing (a skeleton, the
+    outline around a file's units: `relevance.pointing_tokens`)."""
 
-    def __init__(self, counter: TokenCounter, fmt: Format, caps: Mapping[Tier, int] = TIER_CAP_TOKENS):
+    def __init__(
+        self,
+        counter: TokenCounter,
+        fmt: Format,
+        caps: Mapping[Tier, int] = TIER_CAP_TOKENS,
+        pointing: tuple[int, int] = (SKELETON_TOKENS, UNIT_OUTLINE_TOKENS),
+    ):
         self.counter = counter
         self.fmt = fmt
         self.caps = caps
+        self.skeleton_tokens, self.unit_outline_tokens = pointing
 
     def cost(self, c: Candidate, r: Rendering) -> int:
         # What a heading shows (render.py): path, line range and tier, and in XML the
@@ -166,7 +174,7 @@ def cut_fit(c: Candidate, room: int, pricer: Pricer, tier: Tier | None = None) -
 
 def _skeleton_fit(c: Candidate, room: int, pricer: Pricer) -> Placed | None:
     """The candidate's outline at skeleton size (or less, if that is all the room)."""
-    r = c.render(c.min_tier, SKELETON_TOKENS)
+    r = c.render(c.min_tier, pricer.skeleton_tokens)
     if not shows_something(r):
         return None
     cost = pricer.cost(c, r)
@@ -269,14 +277,15 @@ def _units_first(fresh: list[Candidate], allocation: int, offer: Offer, pricer: 
     units are taken best first, whichever file each is in, skipping one that does not fit
     the room left for a smaller one further down; then each file that has units is placed,
     in the order of its best unit, at its focused tier sized to its units and a little of
-    its outline (UNIT_OUTLINE_TOKENS) — or whole, if that costs no more."""
+    its outline (UNIT_OUTLINE_TOKENS, or less below MID_BUDGET_TOKENS: `pricer`) — or whole,
+    if that costs no more."""
     room = int(allocation * offer.depth_share)
     by_id = {c.id: c for c in fresh}
     wants: dict[str, int] = {}
     for cid, cost in offer.units:
         if cid not in by_id:
             continue
-        extra = cost if cid in wants else cost + UNIT_OUTLINE_TOKENS + UNIT_SECTION_TOKENS
+        extra = cost if cid in wants else cost + pricer.unit_outline_tokens + UNIT_SECTION_TOKENS
         if extra > room:
             continue
         wants[cid] = wants.get(cid, 0) + extra

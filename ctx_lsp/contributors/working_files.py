@@ -24,9 +24,12 @@ from ctx_lsp.relevance import (
     FOCUS_SALIENCE,
     MAX_CALL_NEIGHBOURS,
     MAX_TASK_SYMBOLS,
+    MID_BUDGET_TOKENS,
     OPEN_SALIENCE,
     RECENCY_DECAY,
     RECENT_EDIT_HALF_LIFE_S,
+    SMALL_BUDGET_WORKING_OUTLINE_TOKENS,
+    SMALL_BUDGET_WORKING_UNITS,
     SMALL_FILE_TOKENS,
     TASK_SYMBOL_MIN_RELATIVE_SCORE,
     WORKING_OUTLINE_TOKENS,
@@ -143,7 +146,9 @@ def task_symbols(hits: Mapping[str, float]) -> tuple[str, ...]:
 
 def task_units(ctx: AssemblyContext, entry: IndexedFile, hits: Mapping[str, float]) -> list[RankedUnit]:
     """The units of a working file (without a cursor or edits) that the task's words are
-    in: its best few, each at least WORKING_UNIT_MIN_RELATIVE_SCORE of the best."""
+    in: its best few, each at least WORKING_UNIT_MIN_RELATIVE_SCORE of the best (below
+    MID_BUDGET_TOKENS only the best: the file is open, so the agent can read the rest of
+    it, and a small budget's room shows more in the files it reaches)."""
     if not ctx.query.strip() or language_named(entry.language) is None:
         return []
     fu = units_of(ctx.workspace, ctx.renders.units, entry)
@@ -158,7 +163,8 @@ def task_units(ctx: AssemblyContext, entry: IndexedFile, hits: Mapping[str, floa
     if not ranked:
         return []
     floor = WORKING_UNIT_MIN_RELATIVE_SCORE * ranked[0].score
-    return [u for u in ranked if u.score >= floor][:MAX_TASK_SYMBOLS]
+    most = MAX_TASK_SYMBOLS if ctx.budget >= MID_BUDGET_TOKENS else SMALL_BUDGET_WORKING_UNITS
+    return [u for u in ranked if u.score >= floor][:most]
 
 
 def _methods(outline: Outline, qualname: str) -> list[str]:
@@ -231,7 +237,9 @@ class WorkingFiles:
                 reason += f"; the task's words are in {', '.join(owners)}"
                 tier = Tier.FOCUSED if ctx.tier >= Tier.FOCUSED else ctx.tier
                 excerpts = Excerpts.for_units([u.span for u in units])
-                cap = sum(u.cost for u in units) + WORKING_OUTLINE_TOKENS
+                small = ctx.budget < MID_BUDGET_TOKENS
+                outline = SMALL_BUDGET_WORKING_OUTLINE_TOKENS if small else WORKING_OUTLINE_TOKENS
+                cap = sum(u.cost for u in units) + outline
             elif not focus and w.entry.tokens <= SMALL_FILE_TOKENS:
                 tier = ctx.max_tier if ctx.tier >= Tier.FOCUSED else ctx.tier  # small enough: whole file
             elif not focus:
