@@ -193,6 +193,21 @@ UNIT_PRIOR_FLOOR = 0.3
 """A unit's score is its BM25F times (floor + (1 - floor) x its file's salience): words
 decide within a file and between files of similar salience; a file the ranking puts far
 down needs far better words. 0.6: Python cold fn 65.0/86.1 line 27.7/54.5 (unchanged)."""
+UNIT_CONTAINER_WEIGHT = 0.5
+"""A task's word in the name of the class a unit's definition is in counts this much for
+the unit (as the path's words do, only for units holding a task word themselves): "test
+runner opens stderr…" is about `CliRunner.isolation`, whose body says `stderr` but not
+`runner`. Against 0 (session 11, main 93f82d7, seed 0; Python 60 per mode per repository,
+2K/8K): Python cold fn 67.0/86.4 -> 67.8/85.9, line 35.0/57.2 -> 35.9/60.0; open fn
+53.5/82.5 -> 54.0/81.5, line 19.8/41.3 -> 20.0/41.0. TypeScript/Go/Rust 40 per mode,
+2K/8K/32K: cold fn 68.6/86.8/95.0 -> 68.3/86.8/95.0, line 35.4/65.0/82.9 -> 35.8/65.0/82.9;
+open fn 57.1/75.6/90.0 -> 56.6/75.6/90.9, line 21.4/40.3/64.9 -> 21.3/41.3/65.4.
+Tried beside it and left out (same runs): BM25 times the idf-weighted share of the task's
+terms a unit holds, to the power 0.5 (Python cold line 33.9 -> 32.1 at 2K, languages' Go
+cold line@2K 28.6 -> 19.8); the other pieces of a ranked function at half its score
+(languages' cold line 35.4/65.0 -> 36.2/65.9 but cold fn@2K 68.6 -> 66.8, Go 71.3 -> 67.3);
+BM25's unit length as its counted terms instead of characters / 8 (Rust cold line
+18.4/45.2/69.4 -> 20.0/45.3/70.7: no change beyond noise)."""
 UNIT_HIT_BONUS = 1.5
 """A unit of a symbol the search hit (by its name, signature, docstring or calls) scores up
 to 2.5 times as much, by how well the symbol matched relative to the search's best hit in

@@ -23,6 +23,7 @@ weighed by its rarity among the units ranked.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections import OrderedDict
@@ -39,6 +40,7 @@ from ctx_lsp.relevance import (
     UNIT_BM25_B,
     UNIT_BM25_K1,
     UNIT_CHARS_PER_TERM,
+    UNIT_CONTAINER_WEIGHT,
     UNIT_HIT_BONUS,
     UNIT_NAME_WEIGHT,
     UNIT_NEIGHBOUR_BONUS,
@@ -146,6 +148,12 @@ def units_of(workspace: Workspace, cache: UnitsCache, entry: IndexedFile) -> Fil
     return units
 
 
+@functools.lru_cache(maxsize=4096)
+def container_terms(owner: str) -> frozenset[str]:
+    """Terms of the names a unit's owner is nested in (`Runner` of `Runner.isolation`)."""
+    return frozenset(terms(owner.rsplit(".", 1)[0])) if "." in owner else frozenset()
+
+
 def rank_units(
     files: Sequence[tuple[UnitFile, FileUnits]], query: str, weights: Mapping[str, float]
 ) -> list[RankedUnit]:
@@ -172,9 +180,11 @@ def rank_units(
             for i in fu.postings.named(t) or ():
                 bucket = counts.setdefault(i, {})
                 bucket[t] = bucket.get(t, 0.0) + UNIT_NAME_WEIGHT
-        for bucket in counts.values():  # a path's words say which file, not which lines:
+        for i, bucket in counts.items():  # a path's words say which file, not which lines:
             for t in path_terms:  # they add to units the task's words are in, no others
                 bucket[t] = bucket.get(t, 0.0) + UNIT_PATH_WEIGHT
+            for t in wanted_set.intersection(container_terms(fu.units[i].owner)):  # and a class's name
+                bucket[t] = bucket.get(t, 0.0) + UNIT_CONTAINER_WEIGHT
         for i, bucket in counts.items():
             for t in bucket:
                 df[t] = df.get(t, 0) + 1

@@ -145,3 +145,28 @@ def test_units_whose_cached_bytes_are_damaged_are_derived_from_the_text(make_eng
     found = units_of(ctx.workspace, UnitsCache(), damaged)
     assert found is not None
     assert found.units == entry.unit_postings.units  # type: ignore[union-attr]
+
+
+def test_a_task_word_in_the_class_name_counts_for_its_methods_units(make_engine) -> None:
+    """Ensure that a method whose body holds one task word ranks above a method elsewhere
+    holding the same word when the task's other word names its class."""
+    files = {
+        "pkg/streams.py": textwrap.dedent(
+            """\
+            class Capture:
+                def isolation(self):
+                    return self.stderr
+
+
+            class Runner:
+                def isolation(self):
+                    return self.stderr
+            """
+        ),
+    }
+    engine = make_engine(files)
+    ctx = context(engine, {"query": "runner stderr"})
+    units = best_units(ctx, [(r, ctx.workspace.files[r.abs_path]) for r in ctx.ranked])
+    owners = [u.unit.owner for u in units]
+    assert owners.index("Runner.isolation") < owners.index("Capture.isolation")
+    assert "runner" in units[owners.index("Runner.isolation")].matched
