@@ -116,10 +116,9 @@ def hot_spans(
 
 
 class LowerLines:
-    """A text's lines in lower case as one string, with each line's offset in it, and the
-    lines each term was found on (`lines_with`), kept for the next search of the same text."""
+    """A text's lines in lower case as one string, with each line's offset in it."""
 
-    __slots__ = ("by_term", "starts", "text")
+    __slots__ = ("starts", "text")
 
     def __init__(self, lines: Sequence[str]):
         text = "\n".join(lines)
@@ -131,30 +130,26 @@ class LowerLines:
             lengths = map(len, lines)
         self.starts = array("i", [0, *itertools.accumulate(n + 1 for n in lengths)][: len(lines)])
         self.text = lowered
-        self.by_term: dict[str, tuple[int, ...]] = {}
 
-    def lines_with(self, term: str) -> tuple[int, ...]:
+    def lines_with(self, term: str) -> list[int]:
         """Numbers of the lines that may hold `term`: those containing, in lower case, the
         term less its last letter (a stem's words all contain it: `entry` ← entries, `pars`
-        ← parses). One C-speed `find` loop per term, kept (a dict's get and set are
-        atomic): a regular expression over 15 files' text per request took ~20 ms on Django."""
-        found = self.by_term.get(term)
-        if found is None:
-            needle = term[:-1] if len(term) > 3 else term
-            text, starts, numbers = self.text, self.starts, []
-            at = text.find(needle)
-            while at >= 0:
-                number = bisect_right(starts, at)
-                numbers.append(number)
-                at = text.find(needle, starts[number] if number < len(starts) else len(text))
-            found = self.by_term[term] = tuple(numbers)
-        return found
+        ← parses). One C-speed `find` loop per term: a regular expression over 15 files'
+        text per request took ~20 ms on Django."""
+        needle = term[:-1] if len(term) > 3 else term
+        text, starts, numbers = self.text, self.starts, []
+        at = text.find(needle)
+        while at >= 0:
+            number = bisect_right(starts, at)
+            numbers.append(number)
+            at = text.find(needle, starts[number] if number < len(starts) else len(text))
+        return numbers
 
 
-def lines_with_terms(lines: Sequence[str] | LowerLines, weights: Collection[str]) -> list[int]:
+def lines_with_terms(lines: Sequence[str], weights: Collection[str]) -> list[int]:
     """Line numbers that may hold a task term (`LowerLines.lines_with`), in order: most
     lines of a file hold none of a task's few words, and only these are split into terms."""
-    lower = lines if isinstance(lines, LowerLines) else LowerLines(lines)
+    lower = LowerLines(lines)
     return sorted({n for term in weights for n in lower.lines_with(term)})
 
 
