@@ -172,6 +172,13 @@ UNIT_FILES = 15
 53.6/72.5 against 53.6/71.9, langs 67.4/85.0 against 66.7/85.5 (unchanged). Ranking reads
 no text (units' postings are indexed), so no cap on their lines: the 12,000-line cap that
 text reading needed changed nothing on Python (20 instances a mode, 2K/8K/32K, identical)."""
+UNIT_FILES_LARGE_BUDGET = 40
+"""…and from LARGE_BUDGET_TOKENS on, this many (every file retrieval offers): at 32K the
+units of 15 files run out and the rest went to outlines, while the changed lines sat in
+a file ranked 16th–40th (clap `e426f4e`: `env/shells.rs`, whose `Bash` script the task is
+about). 32K line recall, 15 -> 40, languages (40 instances a mode each): TypeScript cold
+88.1 -> 90.2, open 67.0 -> 70.2; Go cold 90.8 -> 87.2, open 82.1 -> 78.3; Rust cold 69.4 ->
+74.9, open 46.0 -> 49.0 (function recall unchanged but Rust open 81.8 -> 77.9)."""
 UNIT_BM25_K1 = 1.2
 """Term-frequency saturation over a unit's text: the textbook value."""
 UNIT_BM25_B = 0.75
@@ -262,9 +269,13 @@ UNITS_MAP_SHRINK = 0.8
 """The share of the codebase map's allocation that goes to retrieval when it has units
 (the adjustment `code_units_shrink_map`)…"""
 UNITS_MAP_SHRINK_WITH_WORKING_FILES = 0.0
-"""…and with working files, none: the map is ranked towards them and points at their
-neighbourhood. 0.4 (with a working file's outline of 80 tokens): Python open line
-14.6/35.1 but fn 39.5/74.0, against 9.9/36.0 and 41.5/84.1."""
+"""…and with working files, none below LARGE_BUDGET_TOKENS: the map is ranked towards
+them and points at their neighbourhood. 0.4 (with a working file's outline of 80 tokens):
+Python open line 14.6/35.1 but fn 39.5/74.0, against 9.9/36.0 and 41.5/84.1. From
+LARGE_BUDGET_TOKENS on, UNITS_MAP_SHRINK as without working files (with
+UNIT_FILES_LARGE_BUDGET's units to spend it on), open 32K line: TypeScript 70.2 -> 71.5,
+Go 78.3 -> 78.3, Rust 49.0 -> 51.2 (function 77.9 -> 73.8); Python 66.6 (15 files, map
+kept) -> 66.5 (function 97.3 -> 95.9), 60 instances a mode a repository."""
 
 
 # ---------------------------------------------------------------- working files (contributors/working_files.py)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from ctx_lsp.relevance import (
     DOMINANT_HIT_MAP_SHRINK,
     DOMINANT_HIT_RATIO,
+    LARGE_BUDGET_TOKENS,
     UNITS_MAP_SHRINK,
     UNITS_MAP_SHRINK_WITH_WORKING_FILES,
 )
@@ -34,6 +35,7 @@ class Signals:
     top_hit_ratio: float  # best retrieval file score / second best (1.0 when < 2 hits)
     working_focus: bool = True  # a working file has a cursor or unsaved edits
     code_units: bool = False  # retrieval ranked code units for the task (issue 22)
+    budget: int = 0  # the bundle's token budget
 
 
 Shares = dict[str, float]
@@ -105,10 +107,10 @@ def code_units_shrink_map(shares: Shares, s: Signals) -> str | None:
     pointing; `units_share` is the other half)."""
     if not s.code_units:
         return None
-    # With working files the map is ranked towards them: it points well, and keeps more.
-    moved = _move(
-        shares, MAP, RETRIEVAL, UNITS_MAP_SHRINK_WITH_WORKING_FILES if s.has_working_files else UNITS_MAP_SHRINK
-    )
+    # With working files the map is ranked towards them: it points well, and keeps more
+    # until the budget is large enough that the best units' files are named anyway.
+    keeps = s.has_working_files and s.budget < LARGE_BUDGET_TOKENS
+    moved = _move(shares, MAP, RETRIEVAL, UNITS_MAP_SHRINK_WITH_WORKING_FILES if keeps else UNITS_MAP_SHRINK)
     return f"code units ranked: codebase map shrunk by {moved:.0%} of the budget, given to retrieval" if moved else None
 
 

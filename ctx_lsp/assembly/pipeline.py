@@ -404,6 +404,7 @@ def signals_of(ctx: AssemblyContext, offers: Mapping[str, Offer] | None = None) 
         top_hit_ratio=top_hit_ratio(ctx.ranked),
         working_focus=any(w.focus_symbols for w in ctx.working),
         code_units=retrieval is not None and bool(retrieval.units),
+        budget=ctx.budget,
     )
 
 

@@ -37,6 +37,7 @@ from ctx_lsp.relevance import (
     SEARCH_HITS,
     TEST_FILE_FACTOR,
     UNIT_FILES,
+    UNIT_FILES_LARGE_BUDGET,
     units_share,
 )
 from ctx_lsp.vocabulary import BundleRequest, ContributorName, Offer, Strategy
@@ -153,14 +154,14 @@ class Retrieval:
 
 
 def best_units(ctx: AssemblyContext, files: Sequence[tuple[RankedFile, IndexedFile]]) -> list[RankedUnit]:
-    """The code units of the best UNIT_FILES files, ranked for the task (`unit_ranking`)."""
+    """The code units of the best files (`unit_files`), ranked for the task (`unit_ranking`)."""
     if not ctx.query.strip():
         return []
     top = max((r.score for r, _ in files), default=0.0) or 1.0
     best_hit = max((score for hits in ctx.hit_symbols.values() for score in hits.values()), default=0.0) or 1.0
     wants_tests = mentions_tests(ctx.query)
     read: list[tuple[UnitFile, FileUnits]] = []
-    for r, entry in files[:UNIT_FILES]:
+    for r, entry in files[: unit_files(ctx.budget)]:
         if language_named(entry.language) is None:
             continue
         try:
@@ -187,6 +188,12 @@ def units_reason(own: Sequence[tuple[int, RankedUnit]], ranked: int) -> str:
         shown.append(f"{where} (lines {u.span[0]}-{u.span[1]}: {', '.join(u.matched[:4])}; #{place + 1})")
     more = f" and {len(own) - 3} more" if len(own) > 3 else ""
     return f"units {', '.join(shown)}{more} of {ranked} ranked units"
+
+
+def unit_files(budget: int) -> int:
+    """How many of the search ranking's files have their units ranked: more at a large
+    budget, which has room for the units of files ranked lower (relevance.py)."""
+    return UNIT_FILES_LARGE_BUDGET if budget >= LARGE_BUDGET_TOKENS else UNIT_FILES
 
 
 def body_symbols(budget: int) -> int:

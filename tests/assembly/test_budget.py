@@ -8,7 +8,7 @@ from ctx_lsp.assembly.adjustments import Signals, apply_adjustments
 from ctx_lsp.assembly.budget import MAX_OUTLINE_CAP, UNKNOWN_MODEL_LIMIT, model_limit, plan_budget, tier_caps
 from ctx_lsp.code.tiers import TIER_CAP_TOKENS
 from ctx_lsp.config import ADJUSTMENT_RULES
-from ctx_lsp.vocabulary import Tier
+from ctx_lsp.vocabulary import AdjustmentRule, Tier
 
 
 def test_explicit_budget_wins() -> None:
@@ -62,6 +62,16 @@ def test_adjustments_move_shares() -> None:
     fired = apply_adjustments(shares, Signals(True, False, False, 1.0), list(ADJUSTMENT_RULES))
     assert shares["working_files"] == 0 and shares["retrieval"] == 0
     assert shares["codebase_map"] == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize(("working", "budget", "kept"), [(False, 8000, 0.2), (True, 8000, 1.0), (True, 32000, 0.2)])
+def test_code_units_shrink_the_map_with_working_files_only_at_a_large_budget(working, budget, kept) -> None:
+    """Ensure that ranked units take most of the map's share, except with working files
+    below LARGE_BUDGET_TOKENS, where the map points at their neighbourhood."""
+    shares = {"working_files": 0.3, "retrieval": 0.3, "codebase_map": 0.2, "conversation_history": 0.2}
+    signals = Signals(True, working, True, 1.0, code_units=True, budget=budget)
+    apply_adjustments(shares, signals, [AdjustmentRule.CODE_UNITS_SHRINK_MAP])
+    assert shares["codebase_map"] == pytest.approx(0.2 * kept)
 
 
 def test_tier_caps_are_design_defaults_then_grow_with_the_budget() -> None:

@@ -170,3 +170,16 @@ def test_a_task_word_in_the_class_name_counts_for_its_methods_units(make_engine)
     owners = [u.unit.owner for u in units]
     assert owners.index("Runner.isolation") < owners.index("Capture.isolation")
     assert "runner" in units[owners.index("Runner.isolation")].matched
+
+
+def test_a_32k_bundle_ranks_units_of_the_twentieth_file(make_engine) -> None:
+    """Ensure that a file the search ranks twentieth has its units ranked at 32K, not at 8K."""
+    files = {f"pkg/mod_{i:02d}.py": f"def charset_{i}(value):\n    return value + {i}\n" for i in range(24)}
+    engine = make_engine(files)
+    paths = {}
+    for budget in (8000, 32000):
+        ctx = context(engine, {"query": "charset value", "budget": budget})
+        ranked = [(r, ctx.workspace.files[r.abs_path]) for r in ctx.ranked]
+        assert len(ranked) >= 20
+        paths[budget] = {u.path for u in best_units(ctx, ranked)}
+    assert len(paths[8000]) == 15 and len(paths[32000]) >= 20
