@@ -35,6 +35,7 @@ from ctx_lsp.code.outline_rows import (
     code_rows,
     excerpt_name,
     focused_rows,
+    import_lines,
     markdown_rows,
     with_gap_marks,
 )
@@ -89,7 +90,7 @@ class FileBasis:
     hub file's outline. Safe to share between threads: every field is
     filled idempotently (two threads may both compute a value; both get the same)."""
 
-    __slots__ = ("_layouts", "costs", "exact", "groups", "outline", "text")
+    __slots__ = ("_imports", "_layouts", "costs", "exact", "groups", "outline", "text")
 
     def __init__(self, text: str, outline: Outline):
         self.text = readable_markdown(text) if outline.language == "markdown" else text  # same lines, no HTML
@@ -105,6 +106,7 @@ class FileBasis:
         """A layout's rows by unit, keyed by the id of the layout's row list (alive as
         long as the basis)."""
         self._layouts: dict[bool, Layout] = {}
+        self._imports: list[int] | None = None
 
     def layouts(self) -> list[Layout]:
         return list(self._layouts.values())
@@ -115,6 +117,13 @@ class FileBasis:
         of a kept basis need none (outlines come from its layouts). A renderer keeps them
         while it lives."""
         return split_lines(self.text)
+
+    def import_lines(self, lines: Sequence[str]) -> list[int]:
+        """`outline_rows.import_lines` of the file (`lines`: its lines, as the caller has
+        them), found once: every focused rendering of the file shows its imports."""
+        if self._imports is None:
+            self._imports = import_lines(self.outline, lines)
+        return self._imports
 
     def layout(self, compact: bool, lines: Callable[[], list[str]] | None = None) -> Layout:
         """`lines`: where to get the lines if the layout must be built (a renderer's)."""
@@ -169,6 +178,7 @@ class OutlineRenderer:
         self._rows: tuple[list[Row], list[Unit]] | None = None
         self._lines: list[str] | None = None
         self._focused: dict[tuple, tuple[list[Row], list[Unit]]] = {}
+        self._needs: dict[tuple[int, int], int] = {}  # an excerpt's tokens, by its span
         self._costs = self.basis.costs
         self._shared = row_counts(counter)
         self._prefixes: dict[int, _PrefixCosts] = {}  # id(rows) -> prefix cost estimates
@@ -200,7 +210,9 @@ class OutlineRenderer:
                 key = (wanted, spans)
                 focused = self._focused.get(key)
                 if focused is None:
-                    focused = self._focused[key] = focused_rows(rows, units, outline, self._split(), wanted, spans)
+                    lines = self._split()
+                    imports = self.basis.import_lines(lines) if outline.language != "markdown" else None
+                    focused = self._focused[key] = focused_rows(rows, units, outline, lines, wanted, spans, imports)
                 result = self._fit(*focused, tier, cap)
                 names = {*wanted, *map(excerpt_name, spans)}
                 if not result.truncated or names <= set(result.shown_symbols):
@@ -226,9 +238,12 @@ class OutlineRenderer:
         words are in — but the outline that names everything else comes before more of them."""
         lines, room = self._split(), int(cap * self.excerpt_share)
         excerpts: list[tuple[int, int]] = []
+        needs = self._needs
         for start, end in self.excerpts:
-            numbers = range(start, min(end, len(lines)) + 1)
-            need = self._tokens_of(numbers, [lines[n - 1] for n in numbers])
+            need = needs.get((start, end))
+            if need is None:  # counted once per renderer: assembly renders its focused tier at several caps
+                numbers = range(start, min(end, len(lines)) + 1)
+                need = needs[start, end] = self._tokens_of(numbers, [lines[n - 1] for n in numbers])
             if need > room:
                 break
             room -= need
@@ -396,7 +411,10 @@ class RowGroups:
             if row.unit >= 0:
                 sizes[row.unit + 1] += 1
         self._bounds = array("I", itertools.accumulate(sizes))
-        self._order = array("I", sorted((i for i, row in enumerate(rows) if row.unit >= 0), key=lambda i: rows[i].unit))
+        # Positions by unit, in order (a stable sort): those of rows outside every unit sort
+        # first and are left out. A C-level key, as this runs over every focused rendering's rows.
+        of_row = [row.unit for row in rows]
+        self._order = array("I", sorted(range(len(rows)), key=of_row.__getitem__)[len(rows) - self._bounds[-1] :])
 
     def positions(self, unit: int) -> Sequence[int]:
         """Positions in `rows` of the unit's rows, in order (none for an unknown unit)."""
