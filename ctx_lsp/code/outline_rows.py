@@ -516,7 +516,7 @@ def with_gap_marks(rows: list[Row], lines: Sequence[str]) -> list[Row]:
     last = len(lines) + 1
     previous: Row | None = None
     for row in rows:  # a plain loop: called on every fitted focused rendering, ~400 rows each
-        if row.source and previous is not None and previous.source:
+        if row.source and previous is not None and previous.source and row.line > previous.line + 1:
             for n in range(previous.line + 1, min(row.line, last)):
                 if lines[n - 1].strip():
                     out.append(Row(0, GAP_MARK, False, row.unit))

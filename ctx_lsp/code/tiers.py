@@ -19,8 +19,10 @@ import itertools
 import weakref
 from array import array
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
+from operator import itemgetter
 
 from ctx_lsp.code.languages import language_named
 from ctx_lsp.code.markdown import readable_markdown
@@ -338,7 +340,7 @@ class OutlineRenderer:
         symbol."""
         counter, noun = self.counter, self.noun
         outline = self.outline
-        surely_over = sum(len(row.text) for row in rows) > cap * MAX_CHARS_PER_TOKEN
+        surely_over = sum(map(len, map(_TEXT_OF, rows))) > cap * MAX_CHARS_PER_TOKEN
         if len(units) <= 1 or (not surely_over and self._within(rows, cap + ESTIMATE_SLACK_TOKENS)):
             rows = self._marked(rows)
             exact, content = self._measure(rows)
@@ -405,15 +407,13 @@ class RowGroups:
 
     def __init__(self, rows: list[Row]):
         self.rows = rows
-        units = max((row.unit for row in rows), default=-1) + 1
-        sizes = [0] * (units + 1)
-        for row in rows:
-            if row.unit >= 0:
-                sizes[row.unit + 1] += 1
-        self._bounds = array("I", itertools.accumulate(sizes))
-        # Positions by unit, in order (a stable sort): those of rows outside every unit sort
-        # first and are left out. A C-level key, as this runs over every focused rendering's rows.
+        # C-level passes (a counter, a sort keyed by a list's items): every focused
+        # rendering groups its rows anew. Positions by unit, in order (the sort is stable);
+        # those of rows outside every unit (-1) sort first and are left out.
         of_row = [row.unit for row in rows]
+        sizes = Counter(of_row)
+        units = max(of_row, default=-1) + 1
+        self._bounds = array("I", itertools.accumulate([0, *(sizes[u] for u in range(units))]))
         self._order = array("I", sorted(range(len(rows)), key=of_row.__getitem__)[len(rows) - self._bounds[-1] :])
 
     def positions(self, unit: int) -> Sequence[int]:
@@ -473,6 +473,8 @@ def _without_excerpts(result: Rendering) -> Rendering:
     return replace(result, shown_symbols=tuple(n for n in result.shown_symbols if not n.startswith(EXCERPT_MARK)))
 
 
+_TEXT_OF = itemgetter(1)
+"""A row's text (`Row.text`), read without a Python call per row."""
 ESTIMATE_CHUNK_ROWS = 64
 """Rows counted at a time while checking whether an outline fits its cap."""
 EXACT_COUNTS_KEPT = 32
@@ -594,7 +596,11 @@ def _pruned(groups: RowGroups, units: Sequence[Unit], kept: set[int], noun: str,
     out: list[Row] = []
     last_row_of: dict[int, int] = {}  # unit -> index in `out` of its last outline row
     rows = groups.rows
-    for i in sorted(i for unit in kept for i in groups.positions(unit)):
+    positions: list[int] = []
+    for unit in kept:
+        positions.extend(groups.positions(unit))
+    positions.sort()
+    for i in positions:
         row = rows[i]
         shorten = row.short and (row.unit in compact or len(row.text) > FOCUS_SIGNATURE_MAX_CHARS)
         out.append(row._replace(text=row.short) if shorten else row)
