@@ -486,7 +486,7 @@ def focused_rows(
         units.append(Unit((KEY_FOCUS, -1, order), parent, True))
         unit = len(units) - 1
         for gone in replaced:  # what the body shows is not folded away: never counted as hidden
-            units[gone.unit] = units[gone.unit]._replace(definition=False)
+            units[gone.unit] = Unit(units[gone.unit].key, units[gone.unit].parent, False)
         numbers = _without_blank_runs(shown, start, end) if markdown else range(start, end + 1)
         last = numbers[-1] if numbers else 0
         ends = tuple(names)

@@ -595,7 +595,7 @@ def _pruned(groups: RowGroups, units: Sequence[Unit], kept: set[int], noun: str,
             hidden_under[candidate.parent] = hidden_under.get(candidate.parent, 0) + 1
     out: list[Row] = []
     last_row_of: dict[int, int] = {}  # unit -> index in `out` of its last outline row
-    rows = groups.rows
+    rows = groups.rows  # shortened rows built positionally: `_replace` costs ~3x (every pruned outline)
     positions: list[int] = []
     for unit in kept:
         positions.extend(groups.positions(unit))
@@ -603,7 +603,9 @@ def _pruned(groups: RowGroups, units: Sequence[Unit], kept: set[int], noun: str,
     for i in positions:
         row = rows[i]
         shorten = row.short and (row.unit in compact or len(row.text) > FOCUS_SIGNATURE_MAX_CHARS)
-        out.append(row._replace(text=row.short) if shorten else row)
+        out.append(
+            Row(row.line, row.short, row.starts_symbol, row.unit, row.ends, row.source, row.short) if shorten else row
+        )
         if not row.source:
             last_row_of[row.unit] = len(out) - 1
     for unit, count in hidden_under.items():
