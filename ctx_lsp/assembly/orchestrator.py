@@ -22,6 +22,7 @@ from ctx_lsp.assembly.adjustments import Signals, apply_adjustments
 from ctx_lsp.assembly.budget import tier_caps
 from ctx_lsp.assembly.fill import Placed, Placement, Pricer, fill, section_of
 from ctx_lsp.assembly.render import render
+from ctx_lsp.code.row_counts import row_counts
 from ctx_lsp.config import WindowTypeConfig
 from ctx_lsp.relevance import WHOLE_WORKING_MAX_SHARE, pointing_tokens
 from ctx_lsp.tokens import TokenCounter
@@ -368,7 +369,8 @@ def _render_all(
     ordered = [n for n in presentation if n in states] + [n for n in states if n not in presentation]
     sections = [section_of(p.candidate, p.rendering) for n in ordered for p in states[n].placed]
     text = render(sections, title, fmt)
-    return sections, text, counter.count(text)
+    shared = row_counts(counter)  # by the text's parts, most counted by earlier requests
+    return sections, text, shared.whole(text) if shared is not None else counter.count(text)
 
 
 def _condense_one(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
+from operator import itemgetter
 from typing import NamedTuple
 
 from ctx_lsp.code.languages import CONTAINER_KINDS, LanguageSpec, language_named
@@ -61,6 +62,8 @@ class Unit(NamedTuple):
 
 RANK_FLOOR = 1e-9
 """Ranks at or below this are no rank at all (the symbol keeps its default place)."""
+_LINE_OF = itemgetter(0)
+"""A row's line number (`Row.line`), as a sort key without a Python call per row."""
 
 
 # -- outline rows --------------------------------------------------------------------------
@@ -338,7 +341,7 @@ def code_layout(outline: Outline, lines: Sequence[str], compact: bool = False) -
                 symbol_rows = [row._replace(text=row.short) if row.short else row for row in symbol_rows]
             rows.extend(symbol_rows)
             open_units.append((symbol.depth, unit))
-    rows.sort(key=lambda row: row.line)  # stable: a symbol's rows keep their order
+    rows.sort(key=_LINE_OF)  # stable: a symbol's rows keep their order
     return Layout(rows, shapes)
 
 
@@ -381,7 +384,7 @@ def code_rows(
         whole = {unit: _symbol_rows(symbols[layout.shapes[unit].symbol], source, unit, style) for unit in focused}
         rows = [row for row in rows if row.unit not in whole]
         rows.extend(row for symbol_rows in whole.values() for row in symbol_rows)
-        rows.sort(key=lambda row: row.line)
+        rows.sort(key=_LINE_OF)
     return rows, units
 
 
@@ -425,9 +428,11 @@ def focused_rows(
     lines: Sequence[str],
     focus: Collection[str],
     excerpts: Sequence[tuple[int, int]] = (),
+    imports: Sequence[int] | None = None,
 ) -> tuple[list[Row], list[Unit]]:
     """Replace the outline rows inside each focused symbol, and inside each excerpt (a
-    1-based span of lines, best first), by the source lines.
+    1-based span of lines, best first), by the source lines. `imports` is
+    `import_lines(outline, lines)` if the caller kept it.
 
     A focused symbol inside another focused one is already shown by the outer one; both
     count as shown (the last source row of a range names them in `ends`). Each body is a
@@ -481,25 +486,21 @@ def focused_rows(
         units.append(Unit((KEY_FOCUS, -1, order), parent, True))
         unit = len(units) - 1
         for gone in replaced:  # what the body shows is not folded away: never counted as hidden
-            units[gone.unit] = units[gone.unit]._replace(definition=False)
+            units[gone.unit] = Unit(units[gone.unit].key, units[gone.unit].parent, False)
         numbers = _without_blank_runs(shown, start, end) if markdown else range(start, end + 1)
         last = numbers[-1] if numbers else 0
+        ends = tuple(names)
         out.extend(
-            Row(
-                number,
-                shown[number - 1],
-                number == start,
-                unit,
-                ends=tuple(names) if number == last else (),
-                source=True,
-            )
-            for number in numbers
+            [
+                Row(number, shown[number - 1], number == start, unit, ends if number == last else (), True)
+                for number in numbers
+            ]
         )
     while pending is not None:
         out.append(pending)
         pending = next(row_iter, None)
     if not markdown:
-        out = _with_import_source(out, units, outline, lines)
+        out = _with_import_source(out, units, outline, lines, imports)
     return out, units
 
 
@@ -512,11 +513,16 @@ def with_gap_marks(rows: list[Row], lines: Sequence[str]) -> list[Row]:
     """`rows` with a GAP_MARK row wherever two source rows follow each other with lines
     that are not blank left out between them."""
     out: list[Row] = []
-    for row in rows:
-        gap = range(out[-1].line + 1, min(row.line, len(lines) + 1)) if out and out[-1].source and row.source else ()
-        if any(lines[n - 1].strip() for n in gap):
-            out.append(Row(0, GAP_MARK, False, row.unit))
+    last = len(lines) + 1
+    previous: Row | None = None
+    for row in rows:  # a plain loop: called on every fitted focused rendering, ~400 rows each
+        if row.source and previous is not None and previous.source and row.line > previous.line + 1:
+            for n in range(previous.line + 1, min(row.line, last)):
+                if lines[n - 1].strip():
+                    out.append(Row(0, GAP_MARK, False, row.unit))
+                    break
         out.append(row)
+        previous = row
     return out
 
 
@@ -550,22 +556,24 @@ def import_lines(outline: Outline, lines: Sequence[str]) -> list[int]:
     return numbers
 
 
-def _with_import_source(rows: list[Row], units: list[Unit], outline: Outline, lines: Sequence[str]) -> list[Row]:
+def _with_import_source(
+    rows: list[Row], units: list[Unit], outline: Outline, lines: Sequence[str], imports: Sequence[int] | None = None
+) -> list[Row]:
     """The collapsed import row replaced by the import statements' own lines (same unit)."""
     index = next((i for i, row in enumerate(rows) if row.unit >= 0 and units[row.unit].key == (KEY_IMPORTS,)), None)
     if index is None:
         return rows
-    numbers = import_lines(outline, lines)
+    numbers = import_lines(outline, lines) if imports is None else imports
     if not numbers or len(numbers) > MAX_FOCUSED_IMPORT_LINES:
         return rows
     if any(len(lines[n - 1]) > IMPORT_LINE_MAX_CHARS for n in numbers):
         return rows  # a 900-character one-line import is waste, written or collapsed
     unit = rows[index].unit
-    source = [Row(n, lines[n - 1], n == numbers[0], unit, source=True) for n in numbers]
     merged = rows[:index] + rows[index + 1 :]
     taken = {row.line for row in merged if row.source}
-    merged += [row for row in source if row.line not in taken]
-    merged.sort(key=lambda row: row.line)
+    first = numbers[0]
+    merged += [Row(n, lines[n - 1], n == first, unit, (), True) for n in numbers if n not in taken]
+    merged.sort(key=_LINE_OF)
     return merged
 
 

@@ -8,19 +8,18 @@ tier 3 is the file verbatim. Every rendering is cut to its token cap with
 
 What an outline shows, and which of its parts it keeps first, comes from
 `outline_rows.py`; this module fits those rows to a cap (estimating with per-row counts
-from `row_counts.py`, pruning whole units, folding what it leaves out) and renders tier 3
-and plain text.
+from `row_counts.py`, keeping whole units, whose rows and fold notes `pruning.py` builds)
+and renders tier 3 and plain text.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import weakref
-from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
+from operator import itemgetter
 
 from ctx_lsp.code.languages import language_named
 from ctx_lsp.code.markdown import readable_markdown
@@ -35,9 +34,11 @@ from ctx_lsp.code.outline_rows import (
     code_rows,
     excerpt_name,
     focused_rows,
+    import_lines,
     markdown_rows,
     with_gap_marks,
 )
+from ctx_lsp.code.pruning import FOCUS_SIGNATURE_MAX_CHARS, RowGroups, closure, pruned_rows
 from ctx_lsp.code.row_counts import GUTTER, row_counts
 from ctx_lsp.relevance import EXCERPT_SHARE
 from ctx_lsp.tokens import TokenCounter, cut_to_tokens
@@ -89,7 +90,7 @@ class FileBasis:
     hub file's outline. Safe to share between threads: every field is
     filled idempotently (two threads may both compute a value; both get the same)."""
 
-    __slots__ = ("_layouts", "costs", "exact", "groups", "outline", "text")
+    __slots__ = ("_imports", "_layouts", "costs", "exact", "groups", "outline", "text")
 
     def __init__(self, text: str, outline: Outline):
         self.text = readable_markdown(text) if outline.language == "markdown" else text  # same lines, no HTML
@@ -105,6 +106,7 @@ class FileBasis:
         """A layout's rows by unit, keyed by the id of the layout's row list (alive as
         long as the basis)."""
         self._layouts: dict[bool, Layout] = {}
+        self._imports: list[int] | None = None
 
     def layouts(self) -> list[Layout]:
         return list(self._layouts.values())
@@ -115,6 +117,13 @@ class FileBasis:
         of a kept basis need none (outlines come from its layouts). A renderer keeps them
         while it lives."""
         return split_lines(self.text)
+
+    def import_lines(self, lines: Sequence[str]) -> list[int]:
+        """`outline_rows.import_lines` of the file (`lines`: its lines, as the caller has
+        them), found once: every focused rendering of the file shows its imports."""
+        if self._imports is None:
+            self._imports = import_lines(self.outline, lines)
+        return self._imports
 
     def layout(self, compact: bool, lines: Callable[[], list[str]] | None = None) -> Layout:
         """`lines`: where to get the lines if the layout must be built (a renderer's)."""
@@ -169,6 +178,7 @@ class OutlineRenderer:
         self._rows: tuple[list[Row], list[Unit]] | None = None
         self._lines: list[str] | None = None
         self._focused: dict[tuple, tuple[list[Row], list[Unit]]] = {}
+        self._needs: dict[tuple[int, int], int] = {}  # an excerpt's tokens, by its span
         self._costs = self.basis.costs
         self._shared = row_counts(counter)
         self._prefixes: dict[int, _PrefixCosts] = {}  # id(rows) -> prefix cost estimates
@@ -200,7 +210,9 @@ class OutlineRenderer:
                 key = (wanted, spans)
                 focused = self._focused.get(key)
                 if focused is None:
-                    focused = self._focused[key] = focused_rows(rows, units, outline, self._split(), wanted, spans)
+                    lines = self._split()
+                    imports = self.basis.import_lines(lines) if outline.language != "markdown" else None
+                    focused = self._focused[key] = focused_rows(rows, units, outline, lines, wanted, spans, imports)
                 result = self._fit(*focused, tier, cap)
                 names = {*wanted, *map(excerpt_name, spans)}
                 if not result.truncated or names <= set(result.shown_symbols):
@@ -226,9 +238,12 @@ class OutlineRenderer:
         words are in — but the outline that names everything else comes before more of them."""
         lines, room = self._split(), int(cap * self.excerpt_share)
         excerpts: list[tuple[int, int]] = []
+        needs = self._needs
         for start, end in self.excerpts:
-            numbers = range(start, min(end, len(lines)) + 1)
-            need = self._tokens_of(numbers, [lines[n - 1] for n in numbers])
+            need = needs.get((start, end))
+            if need is None:  # counted once per renderer: assembly renders its focused tier at several caps
+                numbers = range(start, min(end, len(lines)) + 1)
+                need = needs[start, end] = self._tokens_of(numbers, [lines[n - 1] for n in numbers])
             if need > room:
                 break
             room -= need
@@ -323,7 +338,7 @@ class OutlineRenderer:
         symbol."""
         counter, noun = self.counter, self.noun
         outline = self.outline
-        surely_over = sum(len(row.text) for row in rows) > cap * MAX_CHARS_PER_TOKEN
+        surely_over = sum(map(len, map(_TEXT_OF, rows))) > cap * MAX_CHARS_PER_TOKEN
         if len(units) <= 1 or (not surely_over and self._within(rows, cap + ESTIMATE_SLACK_TOKENS)):
             rows = self._marked(rows)
             exact, content = self._measure(rows)
@@ -351,7 +366,7 @@ class OutlineRenderer:
                 return _outline_rendering(tier, content, exact, kept_rows, outline, True)
             target -= exact - cap  # the estimate was low: aim lower, with fewer units
             hi = k - 1
-        first = _pruned(self._grouped(rows), units, _closure(order[:1], units), noun, self.comment)
+        first = pruned_rows(self._grouped(rows), units, closure(order[:1], units), noun, self.comment)
         content, breaks = _content(first, self.width)
         return _cut_rendering(tier, content, breaks, first, outline, counter, cap, self.width, pruned=True)
 
@@ -367,7 +382,7 @@ class OutlineRenderer:
     ) -> tuple[int, list[Row]]:
         """The largest k ≤ hi whose first k units (with their enclosing ones) are estimated
         to fit `target`, and their rows; (0, []) if not even one does. The estimate sums
-        each unit's rows (compact, as `_pruned` shows them) and a fold note per class; it
+        each unit's rows (compact, as `pruned_rows` shows them) and a fold note per class; it
         is extended only as far as a cap needs, so a skeleton of a big file counts a few
         rows, not the file."""
         prefix = self._prefixes.get(id(rows))
@@ -377,36 +392,7 @@ class OutlineRenderer:
         k = bisect_right(cumulative, target, 0, min(hi + 1, len(cumulative))) - 1
         if k <= 0:
             return 0, []
-        return k, _pruned(self._grouped(rows), units, _closure(order[:k], units), self.noun, self.comment)
-
-
-class RowGroups:
-    """Each unit's rows of a rows list with their positions, for pruning, which keeps or
-    leaves out whole units and reads only the kept ones. Positions sorted by unit in one
-    array with each unit's bounds in another: a basis keeps one per layout, and as a dict
-    of lists of (position, row) pairs they took 8.8 MB over Django's 512 kept bases."""
-
-    __slots__ = ("_bounds", "_order", "rows")
-
-    def __init__(self, rows: list[Row]):
-        self.rows = rows
-        units = max((row.unit for row in rows), default=-1) + 1
-        sizes = [0] * (units + 1)
-        for row in rows:
-            if row.unit >= 0:
-                sizes[row.unit + 1] += 1
-        self._bounds = array("I", itertools.accumulate(sizes))
-        self._order = array("I", sorted((i for i, row in enumerate(rows) if row.unit >= 0), key=lambda i: rows[i].unit))
-
-    def positions(self, unit: int) -> Sequence[int]:
-        """Positions in `rows` of the unit's rows, in order (none for an unknown unit)."""
-        if not 0 <= unit < len(self._bounds) - 1:
-            return ()
-        return self._order[self._bounds[unit] : self._bounds[unit + 1]]
-
-    def rows_of(self, unit: int) -> list[Row]:
-        rows = self.rows
-        return [rows[i] for i in self.positions(unit)]
+        return k, pruned_rows(self._grouped(rows), units, closure(order[:k], units), self.noun, self.comment)
 
 
 class _PrefixCosts:
@@ -426,7 +412,7 @@ class _PrefixCosts:
         self.total = FOLD_TRAILER_TOKENS
 
     def _tokens_of(self, unit: int) -> int:
-        """Tokens of a unit's rows as `_pruned` shows them (compact unless the request's own)."""
+        """Tokens of a unit's rows as `pruned_rows` shows them (compact unless the request's own)."""
         focus = self.units[unit].key[0] == KEY_FOCUS
         rows = self.groups.rows_of(unit)
         texts = [
@@ -455,6 +441,8 @@ def _without_excerpts(result: Rendering) -> Rendering:
     return replace(result, shown_symbols=tuple(n for n in result.shown_symbols if not n.startswith(EXCERPT_MARK)))
 
 
+_TEXT_OF = itemgetter(1)
+"""A row's text (`Row.text`), read without a Python call per row."""
 ESTIMATE_CHUNK_ROWS = 64
 """Rows counted at a time while checking whether an outline fits its cap."""
 EXACT_COUNTS_KEPT = 32
@@ -504,9 +492,6 @@ def _cut_rendering(
     )
 
 
-FOCUS_SIGNATURE_MAX_CHARS = 200
-"""A pruned outline shows the request's own symbols with their whole signature, unless it
-is longer than this (a constructor with twenty parameters): then short, like the rest."""
 ESTIMATE_SLACK_TOKENS = 16
 """Row-by-row counts may differ from the joined text's by a few tokens: within this of
 the cap, count exactly before deciding an outline needs pruning."""
@@ -545,52 +530,3 @@ def _content(rows: Sequence[Row], width: int) -> tuple[str, list[int]]:
         f"{row.line:>{width}}{GUTTER}{row.text}\n" if row.line else f"{'':>{width}}{GUTTER}{row.text}\n" for row in rows
     )
     return text, [i for i, row in enumerate(rows) if row.starts_symbol]
-
-
-def _closure(order: Sequence[int], units: Sequence[Unit]) -> set[int]:
-    """The first units of `order` and every unit enclosing one of them."""
-    kept: set[int] = set()
-    for u in order:
-        while u >= 0 and u not in kept:
-            kept.add(u)
-            u = units[u].parent
-    return kept
-
-
-def _pruned(groups: RowGroups, units: Sequence[Unit], kept: set[int], noun: str, comment: str = "# ") -> list[Row]:
-    """The rows of the kept units (`groups`: each unit's rows with their positions, from
-    `OutlineRenderer._grouped`), compact (short signatures, no docstrings) but for the
-    request's own symbols. A kept outline row of a symbol with left-out members
-    says how many (`class Option:  # (+12 members)`); left-out top-level definitions are
-    counted on a last line."""
-    compact = {u for u in kept if units[u].key[0] != KEY_FOCUS}
-    hidden_under: dict[int, int] = {}
-    hidden_top = 0
-    for i, candidate in enumerate(units):
-        if i in kept or not candidate.definition:
-            continue
-        if candidate.parent < 0:
-            hidden_top += 1
-        elif candidate.parent in kept:
-            hidden_under[candidate.parent] = hidden_under.get(candidate.parent, 0) + 1
-    out: list[Row] = []
-    last_row_of: dict[int, int] = {}  # unit -> index in `out` of its last outline row
-    rows = groups.rows
-    for i in sorted(i for unit in kept for i in groups.positions(unit)):
-        row = rows[i]
-        shorten = row.short and (row.unit in compact or len(row.text) > FOCUS_SIGNATURE_MAX_CHARS)
-        out.append(row._replace(text=row.short) if shorten else row)
-        if not row.source:
-            last_row_of[row.unit] = len(out) - 1
-    for unit, count in hidden_under.items():
-        index = last_row_of.get(unit)
-        if index is None:
-            continue
-        row = out[index]
-        note = f"(+{count} {noun}{'' if count == 1 else 's'})"
-        marker = comment.rstrip()
-        commented = f"  {marker} " in row.text or row.text.startswith(marker)
-        out[index] = row._replace(text=f"{row.text} {note}" if commented else f"{row.text}  {comment}{note}")
-    if hidden_top:
-        out.append(Row(0, f"… {hidden_top} more definition{'' if hidden_top == 1 else 's'} not shown"))
-    return out

@@ -12,7 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx_lsp.code.outline_rows import Row
-from ctx_lsp.code.row_counts import GUTTER, LINE_ADDITIVE_ENCODINGS, RowCounts, _gutter, _row_text, row_counts
+from ctx_lsp.code.row_counts import (
+    GUTTER,
+    LINE_ADDITIVE_ENCODINGS,
+    PIECE_BREAK,
+    RowCounts,
+    _gutter,
+    _row_text,
+    row_counts,
+)
 from ctx_lsp.code.tiers import _content
 from ctx_lsp.tokens import counter_for, cut_to_tokens
 
@@ -143,3 +151,31 @@ def test_line_tokens_that_do_not_match_the_lines_are_not_used() -> None:
     counter = counter_for("o200k_base")
     text = " 1│ a\n 2│ b\n 3│ c\n"
     assert cut_to_tokens(text, 5, counter, line_tokens=[1, 1]) == cut_to_tokens(text, 5, counter)
+
+
+TEXT_PIECE = st.one_of(
+    st.sampled_from(["\n", "\n\n", " \n", "\r\n", " ", "  ", "\t", "/", "//", "│", ")", ":", "'s", "\u00a0", "\x85"]),
+    st.sampled_from(["\u2028", "\x1c", "\x0b", "é", "\u0301", "a", "Ab", "1", "123", "   4│ ", "```", "### x"]),
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=8),
+)
+
+
+@pytest.mark.parametrize("encoding", sorted(LINE_ADDITIVE_ENCODINGS))
+@settings(max_examples=500, deadline=None)
+@given(pieces=st.lists(TEXT_PIECE, max_size=30))
+def test_a_whole_text_counts_as_the_sum_of_its_parts(encoding: str, pieces: list[str]) -> None:
+    """Ensure that `RowCounts.whole` is the real count of any text (newlines, blank runs,
+    slashes and whitespace of every kind at the breaks), counted, then kept."""
+    counter = counter_for(encoding)
+    shared = RowCounts(counter)
+    text = "".join(pieces)
+    assert "".join(PIECE_BREAK.split(text)) == text
+    assert shared.whole(text) == counter.count(text)
+    assert shared.whole(text) == counter.count(text)
+
+
+def test_a_bundle_is_split_before_its_lines() -> None:
+    """Ensure that a rendered outline breaks before each row (a part is counted once for
+    every request that shows it), and not inside a run of blank lines or before a slash."""
+    text = "## a.py\n```\n 9│ x = 1\n10│ y()\n\n\n// z\n```\n"
+    assert PIECE_BREAK.split(text) == ["## a.py\n", "```\n", " 9│ x = 1\n", "10│ y()\n\n\n// z\n", "```\n"]

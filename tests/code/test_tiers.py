@@ -554,3 +554,34 @@ def test_an_outline_is_counted_like_its_text_when_counts_are_summed() -> None:
         for tier in (Tier.OUTLINE, Tier.FOCUSED):
             r = render("m.py", MODULE, outline, tier, counter, focus=("TokenCounter.count",), cap_tokens=cap)
             assert r.tokens == counter.count(r.content)
+
+
+@given(
+    spans=st.lists(st.tuples(st.integers(1, 340), st.integers(0, 40)), min_size=1, max_size=8),
+    caps=st.lists(st.integers(min_value=40, max_value=5000), min_size=1, max_size=4),
+)
+@settings(max_examples=30, deadline=None)
+def test_a_renderer_at_several_caps_renders_each_like_a_fresh_one(spans, caps) -> None:
+    """Ensure that what a focused renderer keeps between its renders and shares through its
+    basis (the import lines, each excerpt's count) gives at every cap, in any order, the
+    rendering a fresh renderer gives: assembly renders a unit file at its units' size and
+    then at the tier's cap."""
+    import json.decoder
+
+    from ctx_lsp.code.tiers import FileBasis, OutlineRenderer
+
+    counter = counter_for()
+    with open(json.decoder.__file__, encoding="utf-8") as f:
+        text = f.read()
+    o = outline_python(text.encode())
+    excerpts = [(start, start + length) for start, length in spans]
+    basis = FileBasis(text, o)
+
+    def renderer(kept: FileBasis | None) -> OutlineRenderer:
+        return OutlineRenderer("m.py", text, o, counter, excerpts=excerpts, excerpt_share=1.0, basis=kept)
+
+    shared, other = renderer(basis), renderer(basis)
+    for cap in caps:
+        fresh = renderer(None).render(Tier.FOCUSED, cap)
+        assert shared.render(Tier.FOCUSED, cap) == fresh
+        assert other.render(Tier.FOCUSED, cap) == fresh
