@@ -384,6 +384,11 @@ MIN_GROWTH_TOKENS = 16
 """A placed file grows only when it may gain at least this much: growing by less adds a
 row or two at the cost of re-rendering it at every tier (Django 8K, 10 new queries: ~570
 growth attempts with under 16 tokens to spare, none grown, ~30 ms of a bundle's ~100)."""
+MIN_UNITS_GROWTH_TOKENS = 100
+"""A file sized to its units tries its whole focused tier, in the last round, only with
+this much to spare: under it the try never placed anything (Django, 20 queries twice at
+8K and 2K: 46 tries with 16-77 tokens to spare, none grown), and each renders the file's
+focused tier at its full cap (~30 ms of the slowest bundles: benchmarks/README.md)."""
 OUTLINE_CAP_SHARE = 5
 """Above a 5K budget one outline may grow to 1/5 of it (and a focused section to 2/5): a big
 module's whole outline is 3–6K tokens (click's core.py: 5.9K) and a 1K cap hid most of its

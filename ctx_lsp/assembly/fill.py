@@ -30,6 +30,7 @@ from ctx_lsp.relevance import (
     MIN_CUT_SECTION_TOKENS,
     MIN_DEPTH_TOKENS,
     MIN_GROWTH_TOKENS,
+    MIN_UNITS_GROWTH_TOKENS,
     SKELETON_TOKENS,
     UNIT_OUTLINE_TOKENS,
 )
@@ -371,6 +372,8 @@ def _breadth(
             left = allocation - sum(q.cost for q in placed)
             if left < MIN_GROWTH_TOKENS:
                 break  # what is left is the same for every file of the round: none can grow
+            if p.how == Placement.UNITS and left < MIN_UNITS_GROWTH_TOKENS:
+                continue  # its whole focused tier is out of reach, and trying costs a render
             room = p.cost + left
             if limit is not None:
                 room = min(room, limit + p.cost - p.rendering.tokens)  # limit on content, plus overhead
