@@ -16,9 +16,10 @@ Units and the terms in each are derived when a file is indexed and kept in its c
 postings looked up by the task's terms. Only the first UNIT_FILES files of the search
 ranking are ranked: lines a change touches lie in files the ranking finds far more often
 than not (the evaluation's file recall at 8K is over 95 % on Python). A term's weight is
-its inverse document frequency over the workspace's symbol documents
-(`SearchIndex.term_weights`); a word no symbol document holds (a body's word only) is
-weighed by its rarity among the units ranked.
+the lower of its inverse document frequency over the workspace's symbol documents
+(`SearchIndex.term_weights`) and over the units ranked: a word rare among names may be
+common in bodies, and a word no symbol document holds (a body's word only) is weighed by
+its rarity among the units alone.
 """
 
 from __future__ import annotations
@@ -192,7 +193,10 @@ def rank_units(
     if not found:
         return []
     avg = total_length / max(1, unit_count)
-    idf = {t: weights[t] if t in weights else math.log(1 + (unit_count - n + 0.5) / (n + 0.5)) for t, n in df.items()}
+    # A word's weight is its rarity among symbols or among these units, whichever is lower:
+    # rare in names is not rare in bodies (`after`, `insert`), and bodies are what units are.
+    own = {t: math.log(1 + (unit_count - n + 0.5) / (n + 0.5)) for t, n in df.items()}
+    idf = {t: min(weights[t], own[t]) if t in weights else own[t] for t in df}
     k1, b = UNIT_BM25_K1, UNIT_BM25_B
     ranked: list[RankedUnit] = []
     for uf, fu, i, bucket in found:

@@ -172,6 +172,26 @@ def test_a_task_word_in_the_class_name_counts_for_its_methods_units(make_engine)
     assert "runner" in units[owners.index("Runner.isolation")].matched
 
 
+def test_a_word_rare_among_names_but_common_in_bodies_weighs_as_little_as_in_bodies(make_engine) -> None:
+    """Ensure that a task word every other body holds (`after`, named by one function only)
+    does not outweigh the task's distinctive word (`blank`): units are bodies, and a word is
+    weighed by the lower of its rarity among names and among units."""
+    steps = "".join(
+        f"\n\ndef step_{i}(before):\n    after = before + {i}\n    return after * after\n" for i in range(20)
+    )
+    files = {
+        "pkg/steps.py": "def after_hook():\n    return None\n"
+        + steps
+        + "\n\ndef tidy(text):\n    blank = text.strip()\n    return blank or text\n",
+    }
+    engine = make_engine(files)
+    ctx = context(engine, {"query": "blank line after"})
+    units = best_units(ctx, [(r, ctx.workspace.files[r.abs_path]) for r in ctx.ranked])
+    owners = [u.unit.owner for u in units]
+    assert "tidy" in owners, owners
+    assert all(owners.index("tidy") < owners.index(f"step_{i}") for i in range(20) if f"step_{i}" in owners)
+
+
 def test_a_32k_bundle_ranks_units_of_the_twentieth_file(make_engine) -> None:
     """Ensure that a file the search ranks twentieth has its units ranked at 32K, not at 8K."""
     files = {f"pkg/mod_{i:02d}.py": f"def charset_{i}(value):\n    return value + {i}\n" for i in range(24)}
