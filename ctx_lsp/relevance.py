@@ -378,6 +378,31 @@ and functions, before any one file grows to its whole outline."""
 MEDIUM_MIN_RELATIVE_SALIENCE = 0.2
 """Only files at least this salient relative to the contributor's best take the medium step:
 a long tail of medium outlines would starve the best files."""
+GROWTH_MIN_RELATIVE_SALIENCE = 0.2
+"""Below LARGE_BUDGET_TOKENS, a breadth contributor's file below this share of its best
+file's salience is shown as a skeleton and never grows (to a medium or whole outline, or
+cut to the room left): a test the task is not about (x0.15), or a file the graph ranks
+far down, is worth naming, but its whole outline (800 tokens for cobra's
+`command_test.go`) is worth less than the units and outlines of the files the task is
+about, which get that room instead. Such files grew in the last growth round and in the
+fill's last pass: cobra open 8K bundles spent 818 of the map's 1,918 tokens on tests.
+Against no floor (session 12, branch `golang` from 478d49a; 40 instances a mode for
+TypeScript/Go/Rust, 60 a repository for Python; 2K/8K, 32K unchanged): Go open line
+17.9/43.4 -> 17.9/50.4 (bm25-chunks 30.1/44.9), fn 67.4/91.6 -> 67.4/91.1; Go cold line
+67.2 -> 66.5 at 8K, fn unchanged; TypeScript and Rust identical; Python open line
+20.0/41.0 -> 20.4/40.7, fn 54.0/81.5 -> 53.8/81.0, cold line@8K 60.0 -> 60.5. The floor
+at every budget also lifted Go line@32K (cold 90.8 -> 95.1, open 82.1 -> 83.4) but cost
+function recall at 32K (Python cold 96.4 -> 94.5, open 97.3 -> 96.3; Rust open 81.8 ->
+79.1): there the tail's outlines name the functions of files the search ranks low, and
+the files the task is about have their room already, so from LARGE_BUDGET_TOKENS on the
+tail grows as before."""
+
+
+def growth_floor(budget: int) -> float:
+    """The share of a breadth contributor's best salience below which a file is only named."""
+    return GROWTH_MIN_RELATIVE_SALIENCE if budget < LARGE_BUDGET_TOKENS else 0.0
+
+
 MIN_CUT_SECTION_TOKENS = 80
 """An outline cut below ~80 tokens shows a path and a line or two: not worth its slot."""
 MIN_GROWTH_TOKENS = 16

@@ -84,7 +84,8 @@ def section_of(c: Candidate, r: Rendering) -> Section:
 class Pricer:
     """Section overhead (heading, fences) per candidate, counted once; the per-section
     tier caps of this bundle's budget, and the sizes of its pointing (a skeleton, the
-    outline around a file's units: `relevance.pointing_tokens`)."""
+    outline around a file's units: `relevance.pointing_tokens`), and below which share of
+    a breadth contributor's best file a file is only named (`relevance.growth_floor`)."""
 
     def __init__(
         self,
@@ -92,11 +93,13 @@ class Pricer:
         fmt: Format,
         caps: Mapping[Tier, int] = TIER_CAP_TOKENS,
         pointing: tuple[int, int] = (SKELETON_TOKENS, UNIT_OUTLINE_TOKENS),
+        growth_floor: float = 0.0,
     ):
         self.counter = counter
         self.fmt = fmt
         self.caps = caps
         self.skeleton_tokens, self.unit_outline_tokens = pointing
+        self.growth_floor = growth_floor
 
     def cost(self, c: Candidate, r: Rendering) -> int:
         # What a heading shows (render.py): path, line range and tier, and in XML the
@@ -248,12 +251,18 @@ def fill(
     elif offer.strategy == Strategy.BREADTH:
         _depth_first(fresh, allocation, offer.depth_share, pricer, placed, place)
         _breadth(fresh, allocation, pricer, placed, place, taken, stretch)
+    best = max((c.salience for c in fresh), default=0.0)
     for c in fresh:
         if c.path in taken:
             continue
         room = allocation - used()
         if room < MIN_CUT_SECTION_TOKENS:
             break
+        if offer.strategy == Strategy.BREADTH and c.salience < pricer.growth_floor * best:
+            named = _skeleton_fit(c, room, pricer)  # the tail is pointed at, never grown
+            if named is not None:
+                place(named)
+            continue
         p = best_fit(c, room, pricer) or cut_fit(c, room, pricer)
         if (p is None or p.tier < Tier.FOCUSED) and c.tier >= Tier.FOCUSED:
             bodies = _depth_fit(c, room, pricer)  # its bodies, with as much outline as fits
@@ -345,7 +354,9 @@ def _breadth(
     """Skeletons (each file's most relevant definitions) of as many candidates as fit in
     BREADTH_SHARE of the allocation; then the best ones grow in rounds, best first in each:
     every file to a medium outline, then to its whole outline, then to richer tiers — ten
-    useful outlines before two complete ones."""
+    useful outlines before two complete ones. Below a large budget, a file far below the
+    best (`pricer.growth_floor`) keeps its skeleton: it is named, and what its whole outline
+    would cost goes to the files the task is about."""
     depth_used = sum(p.cost for p in placed)
     breadth_room = depth_used + int((allocation - depth_used) * BREADTH_SHARE)
     for c in fresh:
@@ -369,6 +380,8 @@ def _breadth(
                 continue  # already showing bodies: an outline would show less
             if limit is not None and p.candidate.salience < MEDIUM_MIN_RELATIVE_SALIENCE * best:
                 continue  # a long tail of medium outlines would starve the best files
+            if p.how != Placement.UNITS and p.candidate.salience < pricer.growth_floor * best:
+                continue  # named, and no more: its room is worth more in the best files
             left = allocation - sum(q.cost for q in placed)
             if left < MIN_GROWTH_TOKENS:
                 break  # what is left is the same for every file of the round: none can grow

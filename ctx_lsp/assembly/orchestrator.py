@@ -24,7 +24,7 @@ from ctx_lsp.assembly.fill import Placed, Placement, Pricer, fill, section_of
 from ctx_lsp.assembly.render import render
 from ctx_lsp.code.row_counts import row_counts
 from ctx_lsp.config import WindowTypeConfig
-from ctx_lsp.relevance import WHOLE_WORKING_MAX_SHARE, pointing_tokens
+from ctx_lsp.relevance import WHOLE_WORKING_MAX_SHARE, growth_floor, pointing_tokens
 from ctx_lsp.tokens import TokenCounter
 from ctx_lsp.vocabulary import (
     Contribution,
@@ -106,7 +106,7 @@ def assemble(
 ) -> Outcome:
     """Run the five passes. `reserved` holds tokens already spent outside `text` (e.g. the
     windowed conversation), charged to those contributors' allocations."""
-    pricer = Pricer(counter, fmt, tier_caps(budget), pointing_tokens(budget))
+    pricer = Pricer(counter, fmt, tier_caps(budget), pointing_tokens(budget), growth_floor(budget))
     reserved = dict(reserved or {})
     decisions: dict[str, Decision] = {}
     for name, offer in offers.items():
@@ -205,7 +205,7 @@ def assemble(
     for name in order:  # what a contributor holds but could not use is idle now
         pool += states[name].allocation - states[name].used
         states[name].allocation = states[name].used
-    uncapped = Pricer(counter, fmt, dict.fromkeys(Tier, max(budget, 1)))
+    uncapped = Pricer(counter, fmt, dict.fromkeys(Tier, max(budget, 1)), growth_floor=pricer.growth_floor)
     for last_pricer in (pricer, uncapped):
         for name in order:
             s = states[name]

@@ -82,3 +82,70 @@ def test_units_are_taken_best_first_whichever_file_and_within_the_share() -> Non
     first_focused = {path: next(cap for tier, cap in calls if tier == Tier.FOCUSED) for path, calls in asked.items()}
     assert first_focused["b.py"] <= 200 + 80 and first_focused["c.py"] <= 50 + 80  # sized to their units
     assert all(p.tier == Tier.FOCUSED for p in units)
+
+
+def test_files_far_below_the_best_are_named_and_never_grown() -> None:
+    """Ensure that a breadth contributor shows a file far below its best (a test the task is
+    not about) as a skeleton, and spends the rest of its allocation on the files the task
+    is about; a file as salient as the best grows as before."""
+    from ctx_lsp.assembly.fill import fill
+    from ctx_lsp.code.tiers import TIER_CAP_TOKENS
+    from ctx_lsp.relevance import GROWTH_MIN_RELATIVE_SALIENCE
+    from ctx_lsp.vocabulary import Decision, Offer, Strategy
+
+    def make(path: str, salience: float) -> Candidate:
+        def render(tier: Tier, cap: int) -> Rendering:
+            tokens = min(cap, 3000)  # an outline as long as its cap allows
+            lines = "".join(f"{n}│ def f{n}()\n" for n in range(1, max(2, tokens // 8)))
+            return Rendering(tier, lines, tokens, 1, 900, tokens < 3000, ())
+
+        return Candidate(
+            f"codebase_map:{path}", "codebase_map", path, "", salience, "rank", Tier.OUTLINE, memoised(render)
+        )
+
+    pricer = Pricer(COUNTER, Format.MARKDOWN, growth_floor=GROWTH_MIN_RELATIVE_SALIENCE)
+    for salience, grows in ((GROWTH_MIN_RELATIVE_SALIENCE / 2, False), (0.9, True)):
+        candidates = [make("core.py", 1.0), make("other.py", salience)]
+        offer = Offer("codebase_map", candidates, Strategy.BREADTH)
+        decisions = {x.id: Decision(x.id, x.contributor, x.path, x.salience, x.salience, x.reason) for x in candidates}
+        placed = {p.candidate.path: p for p in fill("codebase_map", offer, 2400, {}, pricer, decisions)}
+        assert placed["core.py"].rendering.tokens == TIER_CAP_TOKENS[Tier.OUTLINE]  # grown to its cap
+        assert (placed["other.py"].rendering.tokens > pricer.skeleton_tokens) is grows
+
+
+def test_the_tail_placed_after_breadth_is_a_skeleton() -> None:
+    """Ensure that a low-salience candidate that the skeleton pass had no room for, placed by
+    the fill's last pass, is a skeleton rather than its whole outline cut to the room left."""
+    from ctx_lsp.assembly.fill import fill
+    from ctx_lsp.relevance import GROWTH_MIN_RELATIVE_SALIENCE
+    from ctx_lsp.vocabulary import Decision, Offer, Strategy
+
+    def make(path: str, salience: float, size: int) -> Candidate:
+        def render(tier: Tier, cap: int) -> Rendering:
+            tokens = min(cap, size)
+            lines = max(2, tokens // 8)
+            return Rendering(
+                tier, "".join(f"{n}│ def f{n}()\n" for n in range(1, lines)), tokens, 1, 900, tokens < size, ()
+            )
+
+        return Candidate(
+            f"codebase_map:{path}", "codebase_map", path, "", salience, "rank", Tier.OUTLINE, memoised(render)
+        )
+
+    # The best file's whole outline is small: after it grows, room is left for the tail.
+    candidates = [make("core.py", 1.0, 150), make("test_core.py", GROWTH_MIN_RELATIVE_SALIENCE / 2, 3000)]
+    offer = Offer("codebase_map", candidates, Strategy.BREADTH)
+    decisions = {x.id: Decision(x.id, x.contributor, x.path, x.salience, x.salience, x.reason) for x in candidates}
+    pricer = Pricer(COUNTER, Format.MARKDOWN, growth_floor=GROWTH_MIN_RELATIVE_SALIENCE)
+    placed = {p.candidate.path: p for p in fill("codebase_map", offer, 4000, {}, pricer, decisions)}
+    assert placed["test_core.py"].rendering.tokens <= pricer.skeleton_tokens
+
+
+def test_the_tail_grows_from_a_large_budget_on() -> None:
+    """Ensure that only budgets below LARGE_BUDGET_TOKENS keep the tail to skeletons: from
+    there on the files the task is about have their room, and the tail's outlines name
+    functions of files the search ranks low."""
+    from ctx_lsp.relevance import GROWTH_MIN_RELATIVE_SALIENCE, LARGE_BUDGET_TOKENS, growth_floor
+
+    assert growth_floor(2000) == growth_floor(LARGE_BUDGET_TOKENS - 1) == GROWTH_MIN_RELATIVE_SALIENCE
+    assert growth_floor(LARGE_BUDGET_TOKENS) == growth_floor(32_000) == 0.0
