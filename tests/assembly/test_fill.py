@@ -149,3 +149,37 @@ def test_the_tail_grows_from_a_large_budget_on() -> None:
 
     assert growth_floor(2000) == growth_floor(LARGE_BUDGET_TOKENS - 1) == GROWTH_MIN_RELATIVE_SALIENCE
     assert growth_floor(LARGE_BUDGET_TOKENS) == growth_floor(32_000) == 0.0
+
+
+def test_a_file_shown_for_its_units_tries_its_whole_focused_tier_only_with_room_to_spare() -> None:
+    """Ensure that in the last growth round a file placed for its units renders its focused
+    tier at the full cap only when MIN_UNITS_GROWTH_TOKENS are left: with less, that tier
+    can never fit, and rendering it is the slowest step of a bundle."""
+    from ctx_lsp.assembly.fill import fill
+    from ctx_lsp.relevance import MIN_UNITS_GROWTH_TOKENS
+    from ctx_lsp.vocabulary import Decision, Offer, Strategy
+
+    pricer = Pricer(COUNTER, Format.MARKDOWN)
+    full_cap = pricer.caps[Tier.FOCUSED]
+
+    def placed_for_units(allocation: int) -> tuple[int, list[tuple[Tier, int]]]:
+        asked: list[tuple[Tier, int]] = []
+
+        def render(tier: Tier, cap: int) -> Rendering:
+            asked.append((tier, cap))
+            tokens = min(cap, 40_000)  # the whole focused tier is far larger than any room here
+            lines = "".join(f"{n}│ y = {n}\n" for n in range(1, max(2, tokens // 8)))
+            return Rendering(tier, lines, tokens, 1, 900, tokens < 40_000, ())
+
+        a = Candidate("retrieval:a.py", "retrieval", "a.py", "", 1.0, "units", Tier.FOCUSED, memoised(render))
+        offer = Offer("retrieval", [a], Strategy.BREADTH, depth_share=1.0, units=((a.id, 200),))
+        decisions = {a.id: Decision(a.id, a.contributor, a.path, a.salience, a.salience, a.reason)}
+        placed = fill("retrieval", offer, allocation, {}, pricer, decisions)
+        assert [p.how for p in placed] == [Placement.UNITS]
+        return placed[0].cost, asked
+
+    units_cost, _ = placed_for_units(400)
+    for spare, tried in ((MIN_UNITS_GROWTH_TOKENS // 2, False), (MIN_UNITS_GROWTH_TOKENS * 4, True)):
+        cost, asked = placed_for_units(units_cost + spare)
+        assert cost == units_cost
+        assert ((Tier.FOCUSED, full_cap) in asked) is tried, (spare, asked)
