@@ -136,6 +136,12 @@ def shows_something(r: Rendering) -> bool:
     return False
 
 
+def only_named(c: Candidate, best: float, pricer: Pricer) -> bool:
+    """Whether a breadth contributor's candidate is far enough below its `best` salience
+    (`pricer.growth_floor`) to be named by its skeleton and never grown."""
+    return c.salience < pricer.growth_floor * best
+
+
 def tiers_down(c: Candidate) -> list[Tier]:
     return [Tier(t) for t in range(int(c.tier), int(c.min_tier) - 1, -1)]
 
@@ -258,7 +264,7 @@ def fill(
         room = allocation - used()
         if room < MIN_CUT_SECTION_TOKENS:
             break
-        if offer.strategy == Strategy.BREADTH and c.salience < pricer.growth_floor * best:
+        if offer.strategy == Strategy.BREADTH and only_named(c, best, pricer):
             named = _skeleton_fit(c, room, pricer)  # the tail is pointed at, never grown
             if named is not None:
                 place(named)
@@ -380,7 +386,7 @@ def _breadth(
                 continue  # already showing bodies: an outline would show less
             if limit is not None and p.candidate.salience < MEDIUM_MIN_RELATIVE_SALIENCE * best:
                 continue  # a long tail of medium outlines would starve the best files
-            if p.how != Placement.UNITS and p.candidate.salience < pricer.growth_floor * best:
+            if p.how != Placement.UNITS and only_named(p.candidate, best, pricer):
                 continue  # named, and no more: its room is worth more in the best files
             left = allocation - sum(q.cost for q in placed)
             if left < MIN_GROWTH_TOKENS:

@@ -13,9 +13,10 @@ are in, and shows each file's chosen units in line order.
 
 Units and the terms in each are derived when a file is indexed and kept in its cache row
 (`index/unit_postings.py`), so ranking reads no text: a unit's term frequencies are
-postings looked up by the task's terms. Only the first UNIT_FILES files of the search
-ranking are ranked: lines a change touches lie in files the ranking finds far more often
-than not (the evaluation's file recall at 8K is over 95 % on Python). A term's weight is
+postings looked up by the task's terms. Only the first files of the search ranking are
+ranked (UNIT_FILES; UNIT_FILES_LARGE_BUDGET from a large budget: `retrieval.unit_files`):
+lines a change touches lie in files the ranking finds far more often than not (the
+evaluation's file recall at 8K is over 95 % on Python). A term's weight is
 the lower of its inverse document frequency over the workspace's symbol documents
 (`SearchIndex.term_weights`) and over the units ranked: a word rare among names may be
 common in bodies, and a word no symbol document holds (a body's word only) is weighed by
