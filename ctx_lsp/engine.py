@@ -26,6 +26,7 @@ from ctx_lsp.config import LoadedConfig, load
 from ctx_lsp.contributors.base import RenderCache
 from ctx_lsp.errors import CtxError
 from ctx_lsp.history.windowing import WindowResult, window_messages
+from ctx_lsp.index.body_terms import body_index
 from ctx_lsp.index.derived import DerivedCache
 from ctx_lsp.index.graph import ReferenceGraph
 from ctx_lsp.index.history_loader import HistoryLoader
@@ -193,6 +194,8 @@ class Engine:
         self.derived = DerivedCache(self.workspace.store_for)
         self.search_index = SearchIndex(self.derived)
         self.workspace.subscribe(self.search_index.update)
+        self.body_index = body_index(self.derived.body_images)
+        self.workspace.subscribe(self.body_index.update)
         self.watcher: Watcher | None = None
         self.last_snapshot: Snapshot | None = None
         self.last_explanation: Explanation | None = None
@@ -231,6 +234,7 @@ class Engine:
         read started by `index` steps aside meanwhile."""
         with self.activity:
             self.search_index.catch_up()
+            self.body_index.catch_up()
             self.graph.warm_up()
         # Outlines and postings are long-lived: keep them out of the collector's full passes,
         # which otherwise pause a request for ~100 ms on large workspaces.
@@ -349,6 +353,7 @@ class Engine:
         return pipeline.Sources(
             workspace=self.workspace,
             search=self.search_index,
+            bodies=self.body_index,
             graph=self.graph,
             renders=self.renders,
             counter=self.counter,

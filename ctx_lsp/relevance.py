@@ -179,6 +179,27 @@ a file ranked 16th–40th (clap `e426f4e`: `env/shells.rs`, whose `Bash` script 
 about). 32K line recall, 15 -> 40, languages (40 instances a mode each): TypeScript cold
 88.1 -> 90.2, open 67.0 -> 70.2; Go cold 90.8 -> 87.2, open 82.1 -> 78.3; Rust cold 69.4 ->
 74.9, open 46.0 -> 49.0 (function recall unchanged but Rust open 81.8 -> 77.9)."""
+BODY_FILES = 5
+"""Files found by the words in their code (the body-terms index, `index/body_terms.py`) and
+not among the files retrieval offers: their units are ranked beside those of the search
+ranking's best files. The search ranking reads names, signatures and docstrings, so a file
+whose only mention of the task's words is in its bodies (a template string, a package
+constant, a flag's help) was never ranked. Measured as a prototype against `e3e59fa`
+(same instances, 2K/8K): Python cold line 35.7/59.9 -> 36.4/65.3, function 69.3/86.8 ->
+70.0/87.6; TypeScript open function 69.8/85.4 -> 74.5/89.6; Go open line 19.4/49.9 ->
+25.4/55.3, function at 2K 57.2 -> 66.9; Go cold line at 2K 30.4 -> 26.5."""
+BODY_FILE_PRIOR = 0.5
+"""Such a file's salience (its units' file prior, its candidate's score): this times its body
+score over the best body score. Below the search ranking's best files (1.0): its words are
+only in its code, which says less about what it is than its names do."""
+BODY_SEARCH_HITS = 80
+"""Body documents read from the index to find BODY_FILES: the first are often files the
+search ranking already has, or tests."""
+BODY_BM25_K1 = 1.2
+"""Term-frequency saturation over a file's code words: the textbook value."""
+BODY_BM25_B = 0.0
+"""No length normalisation over files: a long file that uses a rare word is as likely to be
+where a change lies as a short one."""
 UNIT_BM25_K1 = 1.2
 """Term-frequency saturation over a unit's text: the textbook value."""
 UNIT_BM25_B = 0.75

@@ -86,6 +86,8 @@ class Sources:
 
     workspace: Workspace
     search: SearchIndex
+    bodies: SearchIndex
+    """The body-terms index: files by the words in their code (`index/body_terms.py`)."""
     graph: ReferenceGraph
     renders: RenderCache
     counter: TokenCounter
@@ -186,6 +188,7 @@ def prepare(request: BundleRequest, policy: Policy, sources: Sources) -> Assembl
         request=request,
         workspace=sources.workspace,
         search=sources.search,
+        bodies=sources.bodies,
         counter=sources.counter,
         tier=Tier(min(request.tier or policy.agent.tier, max_tier)),
         max_tier=max_tier,

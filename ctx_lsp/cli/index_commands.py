@@ -92,7 +92,7 @@ def index(args: argparse.Namespace) -> int:
     if not args.files_only:
         started = time.perf_counter()
         derive(workspace)
-        print(f"derived the search postings and the reference graph in {time.perf_counter() - started:.2f}s")
+        print(f"derived the search and body-terms postings and the graph in {time.perf_counter() - started:.2f}s")
     problems = workspace.problems()
     for problem in problems[:SHOWN_PROBLEMS]:
         print(f"problem: {problem}", file=sys.stderr)
@@ -105,21 +105,23 @@ def index(args: argparse.Namespace) -> int:
 
 
 def derive(workspace: Workspace) -> None:
-    """Leave the cache as warm as a server leaves it: the search postings, the graph and
+    """Leave the cache as warm as a server leaves it: the search and body-terms postings, the graph and
     its global rank stored (`index/derived.py`), so the next process — a CLI call, a
     server's start — reads them instead of deriving them (~3.5 s on Django)."""
     from ctx_lsp.code.outline import outlines_kept_decoded
+    from ctx_lsp.index.body_terms import body_index
     from ctx_lsp.index.derived import DerivedCache
     from ctx_lsp.index.graph import ReferenceGraph
     from ctx_lsp.index.search import SearchIndex
 
     derived = DerivedCache(workspace.store_for)
-    search, graph = SearchIndex(derived), ReferenceGraph(derived)
+    search, bodies, graph = SearchIndex(derived), body_index(derived.body_images), ReferenceGraph(derived)
     entries = list(workspace.files.values())
-    search.update((), entries)
-    graph.update((), entries)
+    for index in (search, bodies, graph):
+        index.update((), entries)
     with outlines_kept_decoded():  # a short-lived process: more memory for less decoding
         search.catch_up()
+        bodies.catch_up()
         graph.warm_up()
 
 

@@ -181,6 +181,7 @@ class AssemblyContext:
     request: BundleRequest
     workspace: Workspace
     search: SearchIndex
+    bodies: SearchIndex  # files by the words in their code (index/body_terms.py)
     counter: TokenCounter
     tier: Tier  # richest tier sections may start at (agent / request, capped by the window type)
     max_tier: Tier  # the window type's cap

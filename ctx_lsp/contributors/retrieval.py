@@ -3,7 +3,8 @@
 Lexical (BM25 over identifier-aware terms of symbols, signatures, docstrings and paths)
 and then blended with the reference graph, personalised to the working files and the
 identifiers the task names: a file the working files import, or that defines what the
-task mentions, outranks an equally worded stranger.
+task mentions, outranks an equally worded stranger. A few files whose task words are only
+in their code (the body-terms index) join them, for their units (`body_files`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ from ctx_lsp.contributors.base import AssemblyContext, Excerpts, RankedFile, def
 from ctx_lsp.contributors.history_prior import with_history
 from ctx_lsp.contributors.kinds import is_changelog, is_test_path, mentions_tests, wants_changelog
 from ctx_lsp.contributors.unit_ranking import FileUnits, RankedUnit, UnitFile, rank_units, units_of
+from ctx_lsp.index.body_terms import BODY_KIND
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.search import SearchHit
 from ctx_lsp.relevance import (
+    BODY_FILE_PRIOR,
+    BODY_FILES,
+    BODY_SEARCH_HITS,
     BODY_SYMBOLS,
     DEFINITIONS_RANKED,
     DEPTH_SHARE,
@@ -107,14 +112,19 @@ class Retrieval:
             if (entry := ctx.workspace.files.get(r.abs_path)) is not None
             and (changelogs or not is_changelog(entry.path))
         ]
-        units = best_units(ctx, [(r, entry) for _, r, entry in files])
+        found = body_files(ctx, {r.abs_path for _, r, _ in files})
+        units = best_units(ctx, [(r, entry) for _, r, entry in files], found)
+        files.extend((len(files) + i, r, entry) for i, (r, entry) in enumerate(found))
         spans: dict[str, list[tuple[int, RankedUnit]]] = {}  # each file's units, with their places
         for place, u in enumerate(units):
             spans.setdefault(u.abs_path, []).append((place, u))
         for rank, r, entry in files:
             symbols = tuple(dict.fromkeys(h.symbol for h in r.hits if h.symbol))[:FOCUS_SYMBOLS]
             terms = sorted({t for h in r.hits for t in h.matched})
-            reason = f"matches {', '.join(terms[:6])}" + (f" in {', '.join(symbols[:3])}" if symbols else "")
+            if any(h.kind == BODY_KIND for h in r.hits):
+                reason = f"its code uses {', '.join(terms[:6])} (found by the words in its bodies)"
+            else:
+                reason = f"matches {', '.join(terms[:6])}" + (f" in {', '.join(symbols[:3])}" if symbols else "")
             if r.score - r.history_gain > r.lexical + 1e-9:
                 near = "the working files" if ctx.working else "what the task names"
                 reason += f"; near {near} in the reference graph"
@@ -138,6 +148,7 @@ class Retrieval:
             candidates.append(
                 file_candidate(ctx, entry, self.name, r.score, reason, ctx.tier, bodies, ranks, excerpts=shown)
             )
+        candidates.sort(key=lambda c: -c.salience)  # the files found by their code's words among them
         if units:
             ids = {c.path: c.id for c in candidates}
             picks = tuple((ids[u.path], u.cost) for u in units if u.path in ids)
@@ -153,15 +164,39 @@ class Retrieval:
         return Offer(self.name, candidates, self.strategy, depth_share=depth)
 
 
-def best_units(ctx: AssemblyContext, files: Sequence[tuple[RankedFile, IndexedFile]]) -> list[RankedUnit]:
-    """The code units of the best files (`unit_files`), ranked for the task (`unit_ranking`)."""
+def body_files(ctx: AssemblyContext, offered: set[str]) -> list[tuple[RankedFile, IndexedFile]]:
+    """The best files by the words in their code (`index/body_terms.py`) that are not
+    `offered` already and not tests, BODY_FILES at most, each with its salience
+    (BODY_FILE_PRIOR times its body score over the best non-test file's)."""
+    if not ctx.query.strip():
+        return []
+    found: list[tuple[SearchHit, IndexedFile]] = []
+    for hit in ctx.bodies.search(ctx.query, BODY_SEARCH_HITS):
+        entry = ctx.workspace.files.get(hit.abs_path)
+        if entry is not None and not is_test_path(entry.path):
+            found.append((hit, entry))
+    best = max((hit.score for hit, _ in found), default=0.0) or 1.0
+    out: list[tuple[RankedFile, IndexedFile]] = []
+    for hit, entry in found:
+        if hit.abs_path not in offered and len(out) < BODY_FILES:
+            out.append((RankedFile(hit.abs_path, entry.path, 0.0, BODY_FILE_PRIOR * hit.score / best, (hit,)), entry))
+    return out
+
+
+def best_units(
+    ctx: AssemblyContext,
+    files: Sequence[tuple[RankedFile, IndexedFile]],
+    found: Sequence[tuple[RankedFile, IndexedFile]] = (),
+) -> list[RankedUnit]:
+    """The code units of the best files of the search ranking (`unit_files`) and of the
+    files `found` by their code's words (`body_files`), ranked for the task (`unit_ranking`)."""
     if not ctx.query.strip():
         return []
     top = max((r.score for r, _ in files), default=0.0) or 1.0
     best_hit = max((score for hits in ctx.hit_symbols.values() for score in hits.values()), default=0.0) or 1.0
     wants_tests = mentions_tests(ctx.query)
     read: list[tuple[UnitFile, FileUnits]] = []
-    for r, entry in files[: unit_files(ctx.budget)]:
+    for r, entry in [*files[: unit_files(ctx.budget)], *found]:
         if language_named(entry.language) is None:
             continue
         try:

@@ -12,6 +12,10 @@ stored next to the files, each under a digest of exactly what it was derived fro
   empty index starts from the image and derives again only the files whose path or hash
   differ (removing those that are gone), then rewrites the image; edits in a running
   process change the postings only (the next process re-derives the files edited since).
+- **the body-terms postings** (`derived`, key `body_postings`): the same kind of image
+  for the body-terms index (`index/body_terms.py`: one document a file, its code's words),
+  under `BODY_IMAGE_VERSION`, which also covers how units and their terms are derived
+  (`UNITS_VERSION`). Restored, brought up to date and written back the same way.
 - **the global rank** (`derived`, key `global_rank`, in the first folder's cache): the
   PageRank vectors, under a digest of the walk's rows (every file and weighted edge), the
   tolerance and `RANK_VERSION`. Any change of the graph changes the digest, so a stored
@@ -42,19 +46,20 @@ from collections.abc import Callable, Sequence
 
 from ctx_lsp import relevance
 from ctx_lsp.code import outline
-from ctx_lsp.index import packed, search, terms
+from ctx_lsp.index import body_terms, packed, search, terms
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.graph import edges, facts, image, modules
 from ctx_lsp.index.graph.image import GraphImage
 from ctx_lsp.index.graph.ranking import Row
 from ctx_lsp.index.search import PostingsImage
 from ctx_lsp.index.store import IndexStore
+from ctx_lsp.index.unit_postings import UNITS_VERSION
 from ctx_lsp.index.versions import source_digest
 from ctx_lsp.relevance import DAMPING, GLOBAL_TOLERANCE, NAME_BOOST, PATH_BOOST
 
 log = logging.getLogger(__name__)
 
-__all__ = ["GRAPH_KEY", "RANK_KEY", "SEARCH_VERSION", "DerivedCache"]
+__all__ = ["BODY_POSTINGS_KEY", "GRAPH_KEY", "RANK_KEY", "SEARCH_VERSION", "DerivedCache", "StoredImages"]
 
 StoreFor = Callable[[str | None], IndexStore | None]
 """The opened cache of a folder (by its root), or of the first folder for None."""
@@ -79,6 +84,9 @@ _IMAGE_ARRAYS = (
 )
 _IMAGE_STRINGS = ("files", "paths", "hashes", "symbols", "kinds", "terms")
 IMAGE_VERSION = f"{SEARCH_VERSION}:{source_digest(packed)}:{packed.ARRAY_FORMAT}"
+BODY_POSTINGS_KEY = "body_postings"
+BODY_IMAGE_VERSION = f"{IMAGE_VERSION}:{UNITS_VERSION}:{source_digest(body_terms)}"
+"""Changes when the body documents may be derived otherwise: their units, terms or layout."""
 GRAPH_KEY = "reference_graph"
 GRAPH_VERSION = f"1:{source_digest(facts, edges, modules, image, packed, relevance, outline)}:{packed.ARRAY_FORMAT}"
 """Changes when the way the graph is derived from outlines may have changed."""
@@ -101,9 +109,8 @@ class DerivedCache:
         self._store_for = store_for
         self.rank_loaded = 0
         self.rank_saved = 0
-        self.image_loaded = 0  # whole postings read back
-        self.image_rejected = 0  # a stored image that did not match
-        self.image_saved = 0
+        self.symbol_images = StoredImages(self, POSTINGS_KEY, IMAGE_VERSION, "search postings")
+        self.body_images = StoredImages(self, BODY_POSTINGS_KEY, BODY_IMAGE_VERSION, "body postings")
         self.graph_loaded = 0
         self.graph_rejected = 0
         self.graph_saved = 0
@@ -122,7 +129,7 @@ class DerivedCache:
         log.warning(msg)
 
     # ------------------------------------------------------------------ the whole postings
-    def _stored_bytes(self, key: str, what: str, version: str) -> tuple[bytes | None, bool]:
+    def stored_bytes(self, key: str, what: str, version: str) -> tuple[bytes | None, bool]:
         """(the stored bytes under `key` if their digest holds for `version`, else None;
         whether stored bytes were refused)."""
         store = self._store(None)
@@ -140,7 +147,7 @@ class DerivedCache:
             return None, True
         return value, False
 
-    def _put_bytes(self, key: str, version: str, value: bytes) -> bool:
+    def put_bytes(self, key: str, version: str, value: bytes) -> bool:
         store = self._store(None)
         if store is None:
             return False
@@ -148,23 +155,26 @@ class DerivedCache:
         return True
 
     def load_image(self) -> PostingsImage | None:
-        value, refused = self._stored_bytes(POSTINGS_KEY, "search postings", IMAGE_VERSION)
-        image = _unpack_image(value) if value is not None else None
-        if image is None:
-            self.image_rejected += refused or value is not None
-            return None
-        self.image_loaded += 1
-        return image
+        return self.symbol_images.load_image()
 
     def save_image(self, entries: Sequence[IndexedFile], image: PostingsImage) -> None:
-        if any(e.overlay_version is not None for e in entries):
-            return  # images are of what is on disk
-        if self._put_bytes(POSTINGS_KEY, IMAGE_VERSION, _pack_image(image)):
-            self.image_saved += 1
+        self.symbol_images.save_image(entries, image)
+
+    @property
+    def image_loaded(self) -> int:
+        return self.symbol_images.loaded
+
+    @property
+    def image_rejected(self) -> int:
+        return self.symbol_images.rejected
+
+    @property
+    def image_saved(self) -> int:
+        return self.symbol_images.saved
 
     # ------------------------------------------------------------------ the graph
     def load_graph(self) -> GraphImage | None:
-        value, refused = self._stored_bytes(GRAPH_KEY, "graph", GRAPH_VERSION)
+        value, refused = self.stored_bytes(GRAPH_KEY, "graph", GRAPH_VERSION)
         found = image.unpack(value) if value is not None else None
         if found is None:
             self.graph_rejected += refused or value is not None
@@ -173,7 +183,7 @@ class DerivedCache:
         return found
 
     def save_graph(self, graph: GraphImage) -> None:
-        if self._put_bytes(GRAPH_KEY, GRAPH_VERSION, image.pack(graph)):
+        if self.put_bytes(GRAPH_KEY, GRAPH_VERSION, image.pack(graph)):
             self.graph_saved += 1
 
     # ------------------------------------------------------------------ the global rank
@@ -219,6 +229,35 @@ class DerivedCache:
         value = json.dumps([list(p), list(r)], separators=(",", ":"))
         store.put_derived(RANK_KEY, _digest(key, value), value)
         self.rank_saved += 1
+
+
+class StoredImages:
+    """One kind of postings image in the cache under its key and version: the cache a
+    `SearchIndex` reads its whole postings from and writes them to (`search.ImageCache`).
+
+    Counters say what happened: whole images read back, stored ones refused, written."""
+
+    def __init__(self, derived: DerivedCache, key: str, version: str, what: str):
+        self._derived = derived
+        self._key, self._version, self._what = key, version, what
+        self.loaded = 0
+        self.rejected = 0
+        self.saved = 0
+
+    def load_image(self) -> PostingsImage | None:
+        value, refused = self._derived.stored_bytes(self._key, self._what, self._version)
+        image = _unpack_image(value) if value is not None else None
+        if image is None:
+            self.rejected += refused or value is not None
+            return None
+        self.loaded += 1
+        return image
+
+    def save_image(self, entries: Sequence[IndexedFile], image: PostingsImage) -> None:
+        if any(e.overlay_version is not None for e in entries):
+            return  # images are of what is on disk
+        if self._derived.put_bytes(self._key, self._version, _pack_image(image)):
+            self.saved += 1
 
 
 def _bytes_digest(key: str, value: bytes) -> str:

@@ -18,7 +18,7 @@ import heapq
 import math
 import threading
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -124,7 +124,11 @@ class ImageCache(Protocol):
 
 
 class SearchIndex:
-    """BM25 postings over every indexed file's symbols; call `update` on index changes.
+    """BM25 postings over every indexed file's documents; call `update` on index changes.
+
+    The documents of a file are `documents(entry)`: by default its symbols and the file
+    itself (`file_docs`); the body-terms index takes one document per file of its code's
+    words (`index/body_terms.py`), with its own BM25 parameters.
 
     Two parts (issue 11, memory). The **base** is a `PostingsImage` taken whole: flat
     arrays, a few bytes per posting instead of a dict entry each (Django: ~50 MB of
@@ -135,9 +139,18 @@ class SearchIndex:
     and hits are those of one index holding exactly the live documents.
     """
 
-    def __init__(self, cache: ImageCache | None = None) -> None:
+    def __init__(
+        self,
+        cache: ImageCache | None = None,
+        documents: Callable[[IndexedFile], list[DocRow]] = file_docs,
+        *,
+        k1: float = BM25_K1,
+        b: float = BM25_B,
+    ) -> None:
         self._lock = threading.Lock()
         self._cache = cache
+        self._documents = documents
+        self._k1, self._b = k1, b
         self.docs_built = 0
         """Files whose documents were derived from their outline (the rest came from the
         cache's image): for tests and benchmarks."""
@@ -188,7 +201,7 @@ class SearchIndex:
             for abs_path, entry in pending.items():
                 self._remove_file(abs_path)
                 if entry is not None:
-                    self._add_file(entry, file_docs(entry))
+                    self._add_file(entry, self._documents(entry))
                     self.docs_built += 1
             fresh = None
             if whole and (image is None or pending):
@@ -418,8 +431,8 @@ class SearchIndex:
             lengths = base.doc_length if base is not None else array("i")
             pd = base.posting_docs if base is not None else array("i")
             pt = base.posting_tfs if base is not None else array("i")
-            k1, b = BM25_K1, BM25_B
-            slope = k1 * b / avg_len  # norm = tf (k1 + 1) / (tf + k1 (1 - b) + slope * length)
+            k1, b = self._k1, self._b
+            slope = k1 * b / avg_len if avg_len else 0.0  # norm = tf (k1 + 1) / (tf + k1 (1 - b) + slope * length)
             floor_k = k1 * (1 - b)
             scores: dict[int, float] = {}
             get = scores.get

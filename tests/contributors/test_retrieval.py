@@ -6,7 +6,7 @@ import textwrap
 
 from ctx_lsp.contributors.retrieval import Retrieval
 from ctx_lsp.params import parse_bundle
-from ctx_lsp.relevance import MAX_CANDIDATE_FILES
+from ctx_lsp.relevance import BODY_FILES, MAX_CANDIDATE_FILES
 from ctx_lsp.vocabulary import ContributorName, Strategy, Tier
 from tests.conftest import SAMPLE_FILES
 from tests.contributors.conftest import context, offer_of, paths, rendered, uri
@@ -117,11 +117,14 @@ def test_no_reason_mentions_working_files_when_there_are_none(make_engine) -> No
 
 
 def test_offers_at_most_the_candidate_file_limit(make_engine) -> None:
-    """Ensure that a word matching many files offers at most MAX_CANDIDATE_FILES of them."""
-    files = {f"mods/m{i:02d}.py": f"def frobnicate_{i}():\n    return {i}\n" for i in range(MAX_CANDIDATE_FILES + 5)}
+    """Ensure that a word matching many files offers at most MAX_CANDIDATE_FILES of the
+    search ranking's, and BODY_FILES more found by the words in their code."""
+    files = {f"mods/m{i:02d}.py": f"def frobnicate_{i}():\n    return {i}\n" for i in range(MAX_CANDIDATE_FILES + 9)}
     engine = make_engine(files)
     offer = offer_of(CONTRIBUTOR, context(engine, {"query": "frobnicate"}))
-    assert len(offer.candidates) == MAX_CANDIDATE_FILES
+    assert len(offer.candidates) == MAX_CANDIDATE_FILES + BODY_FILES
+    by_code = [c for c in offer.candidates if "found by the words in its bodies" in c.reason]
+    assert len(by_code) == BODY_FILES
 
 
 def test_more_bodies_and_depth_as_the_budget_grows() -> None:

@@ -10,6 +10,7 @@ from ctx_lsp.contributors.unit_ranking import UnitsCache, units_of
 from ctx_lsp.contributors.working_files import WorkingFiles
 from ctx_lsp.engine import Engine
 from ctx_lsp.params import parse_bundle
+from ctx_lsp.relevance import BODY_FILES
 from ctx_lsp.vocabulary import Tier
 from tests.contributors.conftest import context, offer_of, rendered, uri
 
@@ -203,3 +204,31 @@ def test_a_32k_bundle_ranks_units_of_the_twentieth_file(make_engine) -> None:
         assert len(ranked) >= 20
         paths[budget] = {u.path for u in best_units(ctx, ranked)}
     assert len(paths[8000]) == 15 and len(paths[32000]) >= 20
+
+
+def test_a_file_whose_code_alone_holds_the_task_words_has_its_units_shown(make_engine) -> None:
+    """Ensure that a file the search ranking never finds (the task's words are only in a
+    string in its body) is found by its code's words: retrieval offers it with a reason that
+    says so, ranks its units, and a bundle shows the line; a test using the same words is
+    not added, and no more than BODY_FILES such files are."""
+    hint = "        return 'This is a command line tool; the mousetrap stops a double click start.'\n"
+    files = {
+        **FILES,
+        "pkg/launcher.py": "def start_hint(shell):\n    if shell == 'explorer':\n" + hint + "    return ''\n",
+        "tests/test_launcher.py": "def test_hint():\n    assert 'mousetrap double click' in start_hint('explorer')\n",
+        **{f"pkg/more_{i}.py": f"def f_{i}():\n    return 'mousetrap'\n" for i in range(BODY_FILES + 2)},
+    }
+    engine = make_engine(files)
+    query = "mousetrap double click"
+    assert not any(h.path == "pkg/launcher.py" for h in engine.search(query))
+    ctx = context(engine, {"query": query, "budget": 2000})
+    offer = offer_of(Retrieval(), ctx)
+    launcher = next(c for c in offer.candidates if c.path == "pkg/launcher.py")
+    assert "found by the words in its bodies" in launcher.reason and "mousetrap" in launcher.reason
+    assert launcher.id in {cid for cid, _ in offer.units}
+    assert not any(c.path.startswith("tests/") for c in offer.candidates)
+    assert len([c for c in offer.candidates if "found by the words in its bodies" in c.reason]) == BODY_FILES
+
+    result = engine.bundle(parse_bundle({"query": query, "budget": 2000}))
+    assert result.total_tokens <= 2000
+    assert "the mousetrap stops a double click start" in result.text

@@ -249,7 +249,7 @@ def test_the_index_command_leaves_every_derived_cache_warm(tmp_path: Path, capsy
         assert conn.execute("SELECT count(*) FROM derived").fetchone()[0] == 0
     conn.close()
     assert main(["index", str(root), "--quiet"]) == 0
-    assert "derived the search postings and the reference graph" in capsys.readouterr().out
+    assert "derived the search and body-terms postings and the graph" in capsys.readouterr().out
     engine = _engine(root)
     assert engine.search_index.from_image and engine.search_index.docs_built == 0
     assert engine.graph.from_image and engine.graph.global_from_cache

@@ -1,0 +1,43 @@
+"""The body-terms index: files found by the words in their code, not only in their names.
+
+The search index (`index/search.py`) documents symbols by their names, signatures,
+docstrings and calls. A change often lies in a file whose only mention of the task's words
+is in its bodies: a template string, a package constant, a flag's help text, an argument
+(cobra's `mousetrap` check, a shell script kept in a Rust string). The search ranking never
+finds such a file, so its units are never ranked (`contributors/retrieval.best_units`),
+while BM25 over every 30-line window reads every line and finds it.
+
+Here each file with code units is one document: every term of its units with its count
+over the file (`UnitPostings.term_totals`, from the units' postings kept in the file's
+cache row, so no text is read). It is a second `SearchIndex`, kept current with the index
+and persisted as an image beside the symbol postings (`index/derived.py`, key
+`body_postings`), so a request reads only the postings of its own terms.
+"""
+
+from __future__ import annotations
+
+from ctx_lsp.index.files import IndexedFile
+from ctx_lsp.index.search import DocRow, ImageCache, SearchIndex
+from ctx_lsp.relevance import BODY_BM25_B, BODY_BM25_K1
+
+__all__ = ["BODY_KIND", "body_docs", "body_index"]
+
+BODY_KIND = "body"
+"""The kind of a body-terms document (one a file)."""
+
+
+def body_docs(entry: IndexedFile) -> list[DocRow]:
+    """The file's one body document, or none for a file without code units (prose, text,
+    an editor buffer: its units are derived when a bundle reads it, not at indexing)."""
+    postings = entry.unit_postings
+    if postings is None:
+        return []
+    counts = postings.term_totals()
+    if not counts:
+        return []
+    return [("", BODY_KIND, 1, max(entry.line_count, 1), sum(counts.values()), counts)]
+
+
+def body_index(cache: ImageCache | None) -> SearchIndex:
+    """An empty body-terms index whose whole postings are kept in `cache`."""
+    return SearchIndex(cache, body_docs, k1=BODY_BM25_K1, b=BODY_BM25_B)
