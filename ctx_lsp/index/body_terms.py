@@ -8,8 +8,8 @@ finds such a file, so its units are never ranked (`contributors/retrieval.best_u
 while BM25 over every 30-line window reads every line and finds it.
 
 Here each file with code units is one document: every term of its units with its count
-over the file (`UnitPostings.term_totals`, from the units' postings kept in the file's
-cache row, so no text is read). It is a second `SearchIndex`, kept current with the index
+over the file (`term_totals`, from the units' postings kept in the file's cache row, so
+no text is read). It is a second `SearchIndex`, kept current with the index
 and persisted as an image beside the symbol postings (`index/derived.py`, key
 `body_postings`), so a request reads only the postings of its own terms.
 """
@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.search import DocRow, ImageCache, SearchIndex
+from ctx_lsp.index.unit_postings import COUNT_CAP, UnitPostings
 from ctx_lsp.relevance import BODY_BM25_B, BODY_BM25_K1
 
-__all__ = ["BODY_KIND", "body_docs", "body_index"]
+__all__ = ["BODY_KIND", "body_docs", "body_index", "term_totals"]
 
 BODY_KIND = "body"
 """The kind of a body-terms document (one a file)."""
@@ -32,7 +33,7 @@ def body_docs(entry: IndexedFile) -> list[DocRow]:
     postings = entry.unit_postings
     if postings is None:
         return []
-    counts = postings.term_totals()
+    counts = term_totals(postings)
     if not counts:
         return []
     return [("", BODY_KIND, 1, max(entry.line_count, 1), sum(counts.values()), counts)]
@@ -41,3 +42,15 @@ def body_docs(entry: IndexedFile) -> list[DocRow]:
 def body_index(cache: ImageCache | None) -> SearchIndex:
     """An empty body-terms index whose whole postings are kept in `cache`."""
     return SearchIndex(cache, body_docs, k1=BODY_BM25_K1, b=BODY_BM25_B)
+
+
+def term_totals(postings: UnitPostings) -> dict[str, int]:
+    """Each term's count over the whole file's units (each unit's count is capped at
+    COUNT_CAP - 1 in its posting)."""
+    out: dict[str, int] = {}
+    post = postings.post
+    lo = 0
+    for term, hi in zip(postings.terms, postings.term_ends):
+        out[term] = sum(p % COUNT_CAP for p in post[lo:hi])
+        lo = hi
+    return out

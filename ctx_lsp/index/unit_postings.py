@@ -76,17 +76,6 @@ class UnitPostings:
         hi = self.term_ends[i]
         return self.post[lo:hi]
 
-    def term_totals(self) -> dict[str, int]:
-        """Each term's count over the whole file's units (each unit's count capped at
-        COUNT_CAP - 1): the file's body words as one document (`index/body_terms.py`)."""
-        out: dict[str, int] = {}
-        post = self.post
-        lo = 0
-        for term, hi in zip(self.terms, self.term_ends):
-            out[term] = sum(p % COUNT_CAP for p in post[lo:hi])
-            lo = hi
-        return out
-
     def named(self, term: str) -> array | None:
         """The units whose owner's name holds the term (first units only), or None."""
         i = bisect_left(self.names, term)

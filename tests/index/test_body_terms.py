@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 from ctx_lsp.engine import Engine
-from ctx_lsp.index.body_terms import BODY_KIND
+from ctx_lsp.index.body_terms import BODY_KIND, body_docs, term_totals
 from tests.conftest import SAMPLE_FILES, write_tree
 
 # "mousetrap" is only in a string inside a body: no name, signature, docstring or call has it
@@ -88,5 +88,21 @@ def test_an_edit_in_a_running_engine_updates_the_body_postings(tmp_path: Path) -
         launcher.unlink()
         engine.refresh([launcher])
         assert engine.body_index.search("mousetrap") == []
+    finally:
+        engine.close()
+
+
+def test_a_file_counts_each_word_over_all_its_units(tmp_path: Path) -> None:
+    """Ensure that the body document counts a word over every unit of the file (here two
+    functions and the module code), as the units' postings hold it."""
+    source = "LIMIT = 'otter'\n\n\ndef a():\n    return 'otter otter'\n\n\ndef b():\n    return 'otter otter otter'\n"
+    engine = _engine(write_tree(tmp_path / "ws", {"pkg/otters.py": source}), cache=False)
+    try:
+        entry = next(iter(engine.workspace.files.values()))
+        postings = entry.unit_postings
+        assert postings is not None and len(postings.units) >= 3
+        assert term_totals(postings)["otter"] == 6
+        ((_, kind, _, _, length, counts),) = body_docs(entry)
+        assert kind == BODY_KIND and counts["otter"] == 6 and length == sum(counts.values())
     finally:
         engine.close()
