@@ -43,7 +43,8 @@ def test_a_word_only_in_a_body_finds_its_file(tmp_path: Path) -> None:
     try:
         assert engine.search("mousetrap double click") == []
         hits = engine.body_index.search("mousetrap double click")
-        assert [(h.path, h.kind, h.matched) for h in hits] == [("pkg/launcher.py", BODY_KIND, ("mousetrap", "doubl", "click"))]
+        found = [(h.path, h.kind, h.matched) for h in hits]
+        assert found == [("pkg/launcher.py", BODY_KIND, ("mousetrap", "doubl", "click"))]
         code_files = [e for e in engine.workspace.files.values() if e.units_blob]
         assert len(engine.body_index) == len(code_files) == 4  # the .py files; not README.md or notes.txt
     finally:
