@@ -114,7 +114,9 @@ class Retrieval:
         ]
         found = body_files(ctx, {r.abs_path for _, r, _ in files})
         units = best_units(ctx, [(r, entry) for _, r, entry in files], found)
-        files.extend((len(files) + i, r, entry) for i, (r, entry) in enumerate(found))
+        if found:
+            found, units = could_show(found, units, ctx.budget)
+            files.extend((len(files) + i, r, entry) for i, (r, entry) in enumerate(found))
         spans: dict[str, list[tuple[int, RankedUnit]]] = {}  # each file's units, with their places
         for place, u in enumerate(units):
             spans.setdefault(u.abs_path, []).append((place, u))
@@ -181,6 +183,26 @@ def body_files(ctx: AssemblyContext, offered: set[str]) -> list[tuple[RankedFile
         if hit.abs_path not in offered and len(out) < BODY_FILES:
             out.append((RankedFile(hit.abs_path, entry.path, 0.0, BODY_FILE_PRIOR * hit.score / best, (hit,)), entry))
     return out
+
+
+def could_show(
+    found: Sequence[tuple[RankedFile, IndexedFile]], units: Sequence[RankedUnit], budget: int
+) -> tuple[list[tuple[RankedFile, IndexedFile]], list[RankedUnit]]:
+    """The files `found` by their code's words that have a unit among the best units a
+    bundle of `budget` tokens could show at all (the ranking's first units whose costs add
+    up to the budget), and the units without those of the other found files: a found file
+    is there for its units, and one whose units rank below that would only be an outline
+    more to render and to weigh against the files the task is about."""
+    shown: set[str] = set()
+    spent = 0
+    for u in units:
+        spent += u.cost
+        if spent > budget:
+            break
+        shown.add(u.abs_path)
+    kept = [(r, entry) for r, entry in found if r.abs_path in shown]
+    dropped = {r.abs_path for r, _ in found} - shown
+    return kept, [u for u in units if u.abs_path not in dropped]
 
 
 def best_units(

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
+from typing import cast
 
-from ctx_lsp.contributors.retrieval import Retrieval, best_units
-from ctx_lsp.contributors.unit_ranking import UnitsCache, units_of
+from ctx_lsp.code.units import CodeUnit
+from ctx_lsp.contributors.base import RankedFile
+from ctx_lsp.contributors.retrieval import Retrieval, best_units, could_show
+from ctx_lsp.contributors.unit_ranking import RankedUnit, UnitsCache, units_of
 from ctx_lsp.contributors.working_files import WorkingFiles
 from ctx_lsp.engine import Engine
+from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.params import parse_bundle
 from ctx_lsp.relevance import BODY_FILES
 from ctx_lsp.vocabulary import Tier
@@ -232,3 +236,22 @@ def test_a_file_whose_code_alone_holds_the_task_words_has_its_units_shown(make_e
     result = engine.bundle(parse_bundle({"query": query, "budget": 2000}))
     assert result.total_tokens <= 2000
     assert "the mousetrap stops a double click start" in result.text
+
+
+def test_a_found_file_joins_only_if_one_of_its_units_could_be_shown() -> None:
+    """Ensure that a file found by its code's words is kept only when one of its units is
+    among the best units whose costs add up to the budget, and that the other found files'
+    units leave the ranking with them (the search ranking's files keep all theirs)."""
+
+    def unit(path: str, cost: int) -> RankedUnit:
+        return RankedUnit(f"/ws/{path}", path, CodeUnit(1, 5, "f", "definition", True), 1.0, ("w",), cost)
+
+    def found(path: str) -> tuple[RankedFile, IndexedFile]:
+        return RankedFile(f"/ws/{path}", path, 0.0, 0.5, ()), cast(IndexedFile, None)
+
+    units = [unit("a.py", 600), unit("near.py", 300), unit("a.py", 500), unit("far.py", 400), unit("b.py", 50)]
+    kept, left = could_show([found("near.py"), found("far.py")], units, 1000)
+    assert [r.path for r, _ in kept] == ["near.py"]
+    assert [u.path for u in left] == ["a.py", "near.py", "a.py", "b.py"]
+    kept, left = could_show([found("near.py"), found("far.py")], units, 2000)
+    assert [r.path for r, _ in kept] == ["near.py", "far.py"] and left == units
