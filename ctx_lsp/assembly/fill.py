@@ -142,6 +142,24 @@ def only_named(c: Candidate, best: float, pricer: Pricer) -> bool:
     return c.salience < pricer.growth_floor * best
 
 
+def _nothing_fits(c: Candidate, room: int, pricer: Pricer) -> bool:
+    """Whether no rendering of `c` fits `room`: its outline is over MIN_CUT_SECTION_TOKENS
+    (so only a cut could fit) and the room less the section's heading is under it (so no
+    cut is worth placing). Learnt from the cut's own probe, which is cheap; the tail of a
+    fill otherwise renders every remaining file's outline to find the same."""
+    probe = c.render(c.min_tier, MIN_CUT_SECTION_TOKENS)
+    return probe.truncated and room - (pricer.cost(c, probe) - probe.tokens) < MIN_CUT_SECTION_TOKENS
+
+
+def _outline_over(c: Candidate, room: int, pricer: Pricer) -> bool:
+    """Whether `c`'s outline alone costs more than `room`: then no richer tier fits either
+    (they show the outline and bodies), and rendering them to learn it is the costly part
+    of a fill's tail. When the units take most of an allocation, a 3–12 ms focused render
+    per remaining Django test module at ~100 tokens of room was 30 of them a bundle."""
+    outline = c.render(c.min_tier, pricer.caps[c.min_tier])
+    return pricer.cost(c, outline) > room
+
+
 def tiers_down(c: Candidate) -> list[Tier]:
     return [Tier(t) for t in range(int(c.tier), int(c.min_tier) - 1, -1)]
 
@@ -258,26 +276,15 @@ def fill(
         _depth_first(fresh, allocation, offer.depth_share, pricer, placed, place)
         _breadth(fresh, allocation, pricer, placed, place, taken, stretch)
     best = max((c.salience for c in fresh), default=0.0)
+    misses = 0
     for c in fresh:
         if c.path in taken:
             continue
         room = allocation - used()
-        if room < MIN_CUT_SECTION_TOKENS:
+        if room < MIN_CUT_SECTION_TOKENS or misses >= MAX_TAIL_MISSES:
             break
-        if offer.strategy == Strategy.BREADTH and only_named(c, best, pricer):
-            named = _skeleton_fit(c, room, pricer)  # the tail is pointed at, never grown
-            if named is not None:
-                place(named)
-            continue
-        p = best_fit(c, room, pricer) or cut_fit(c, room, pricer)
-        if (p is None or p.tier < Tier.FOCUSED) and c.tier >= Tier.FOCUSED:
-            bodies = _depth_fit(c, room, pricer)  # its bodies, with as much outline as fits
-            if bodies is not None:
-                p = replace(bodies, how=Placement.FIT if bodies.tier == c.tier else Placement.SMALLER)
-        if stretch and (p is None or (p.tier < c.tier and not p.rendering.shown_symbols)):
-            partial = cut_fit(c, room, pricer, c.tier)
-            if partial is not None and (p is None or partial.cost > p.cost):
-                p = partial
+        p = _tail_fit(c, room, pricer, best, offer.strategy, stretch)
+        misses = 0 if p is not None else misses + 1
         if p is not None:
             place(p)
     placed_ids = {p.candidate.id for p in placed}
@@ -285,6 +292,33 @@ def fill(
         if c.id not in placed_ids:
             decisions[c.id].outcome = f"out: outranked — {name}'s {allocation} tokens were spent on higher-ranked items"
     return placed
+
+
+def _tail_fit(c: Candidate, room: int, pricer: Pricer, best: float, strategy: Strategy, stretch: bool) -> Placed | None:
+    """What of a candidate the passes before left out fits the `room` left, if anything."""
+    if strategy == Strategy.BREADTH and only_named(c, best, pricer):
+        return _skeleton_fit(c, room, pricer)  # the tail is pointed at, never grown
+    if _nothing_fits(c, room, pricer):
+        return None
+    outgrown = c.tier > c.min_tier and _outline_over(c, room, pricer)
+    p = (None if outgrown else best_fit(c, room, pricer)) or cut_fit(c, room, pricer)
+    if (p is None or p.tier < Tier.FOCUSED) and c.tier >= Tier.FOCUSED:
+        bodies = _depth_fit(c, room, pricer)  # its bodies, with as much outline as fits
+        if bodies is not None:
+            p = replace(bodies, how=Placement.FIT if bodies.tier == c.tier else Placement.SMALLER)
+    if stretch and (p is None or (p.tier < c.tier and not p.rendering.shown_symbols)):
+        partial = cut_fit(c, room, pricer, c.tier)
+        if partial is not None and (p is None or partial.cost > p.cost):
+            p = partial
+    return p
+
+
+MAX_TAIL_MISSES = 3
+"""The tail of a fill stops after this many files in a row placed nothing: the room left
+is the same for the rest, which rank lower, and each costs a render (its outline's layout,
+its definitions ranked) to learn that nothing of it fits either. Django 8K: a bundle whose
+units took most of the allocation rendered ~30 test modules' outlines for ~100 tokens of
+room, 30–40 ms, placing none (`benchmarks/bundle_ab.py`)."""
 
 
 def _units_first(fresh: list[Candidate], allocation: int, offer: Offer, pricer: Pricer, place) -> None:
