@@ -183,3 +183,36 @@ def test_a_file_shown_for_its_units_tries_its_whole_focused_tier_only_with_room_
         cost, asked = placed_for_units(units_cost + spare)
         assert cost == units_cost
         assert ((Tier.FOCUSED, full_cap) in asked) is tried, (spare, asked)
+
+
+def test_the_tail_stops_rendering_files_nothing_of_which_fits() -> None:
+    """Ensure that the fill's last pass, with less room left than a section worth placing,
+    learns it from each file's cheap probe (not its focused tier, the costliest render), and
+    stops after MAX_TAIL_MISSES files in a row placed nothing: the room left is the same for
+    the rest, and each would cost a render to learn the same."""
+    from ctx_lsp.assembly.fill import MAX_TAIL_MISSES, fill
+    from ctx_lsp.vocabulary import Decision, Offer, Strategy
+
+    asked: dict[str, list[Tier]] = {}
+
+    def make(path: str, size: int) -> Candidate:
+        def render(tier: Tier, cap: int) -> Rendering:
+            asked.setdefault(path, []).append(tier)
+            tokens = min(cap, size)
+            text = "".join(f"{n}│ def f{n}()\n" for n in range(1, max(2, tokens // 8)))
+            return Rendering(tier, text, tokens, 1, 900, tokens < size, ())
+
+        return Candidate(f"retrieval:{path}", "retrieval", path, "", 1.0, "because", Tier.FOCUSED, memoised(render))
+
+    pricer = Pricer(COUNTER, Format.MARKDOWN)
+    first = make("first.py", 1000)
+    first_cost = pricer.cost(first, first.render(Tier.FOCUSED, 1000))
+    asked.clear()
+    tail = [make(f"t{i}.py", 2000) for i in range(MAX_TAIL_MISSES + 3)]
+    offer = Offer("retrieval", [first, *tail], Strategy.DEPTH)
+    decisions = {x.id: Decision(x.id, x.contributor, x.path, x.salience, x.salience, x.reason) for x in [first, *tail]}
+    placed = fill("retrieval", offer, first_cost + 90, {}, pricer, decisions)
+    assert [p.candidate.path for p in placed] == ["first.py"]
+    tried = [c.path for c in tail if c.path in asked]
+    assert tried == [f"t{i}.py" for i in range(MAX_TAIL_MISSES)]
+    assert all(Tier.FOCUSED not in asked[path] for path in tried)
