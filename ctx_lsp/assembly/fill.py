@@ -151,15 +151,6 @@ def _nothing_fits(c: Candidate, room: int, pricer: Pricer) -> bool:
     return probe.truncated and room - (pricer.cost(c, probe) - probe.tokens) < MIN_CUT_SECTION_TOKENS
 
 
-def _outline_over(c: Candidate, room: int, pricer: Pricer) -> bool:
-    """Whether `c`'s outline alone costs more than `room`: then no richer tier fits either
-    (they show the outline and bodies), and rendering them to learn it is the costly part
-    of a fill's tail. When the units take most of an allocation, a 3–12 ms focused render
-    per remaining Django test module at ~100 tokens of room was 30 of them a bundle."""
-    outline = c.render(c.min_tier, pricer.caps[c.min_tier])
-    return pricer.cost(c, outline) > room
-
-
 def tiers_down(c: Candidate) -> list[Tier]:
     return [Tier(t) for t in range(int(c.tier), int(c.min_tier) - 1, -1)]
 
@@ -300,8 +291,7 @@ def _tail_fit(c: Candidate, room: int, pricer: Pricer, best: float, strategy: St
         return _skeleton_fit(c, room, pricer)  # the tail is pointed at, never grown
     if _nothing_fits(c, room, pricer):
         return None
-    outgrown = c.tier > c.min_tier and _outline_over(c, room, pricer)
-    p = (None if outgrown else best_fit(c, room, pricer)) or cut_fit(c, room, pricer)
+    p = best_fit(c, room, pricer) or cut_fit(c, room, pricer)
     if (p is None or p.tier < Tier.FOCUSED) and c.tier >= Tier.FOCUSED:
         bodies = _depth_fit(c, room, pricer)  # its bodies, with as much outline as fits
         if bodies is not None:
