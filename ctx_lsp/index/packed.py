@@ -20,11 +20,6 @@ ARRAY_FORMAT = f"i{array('i').itemsize}{sys.byteorder}"
 (the formats' version strings include this)."""
 
 
-_STR = {str}
-"""What a string column may hold (checked by the set of its values' types: in C, not a
-Python step per string)."""
-
-
 def pack(strings: Mapping[str, list[str]], arrays: Mapping[str, array]) -> bytes:
     header: dict[str, object] = dict(strings)
     header["lengths"] = [len(column) for column in arrays.values()]
@@ -50,7 +45,7 @@ def unpack(
         return None
     if not isinstance(lengths, list) or len(lengths) != len(array_names):
         return None
-    if not all(isinstance(v, list) and set(map(type, v)) <= _STR for v in strings.values()):
+    if not all(isinstance(v, list) and all(type(s) is str for s in v) for v in strings.values()):
         return None
     arrays: dict[str, array] = {}
     offset = cut + 1

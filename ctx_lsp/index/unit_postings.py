@@ -21,7 +21,6 @@ decide whether stored rows are used at all (`store.IndexStore.open`).
 from __future__ import annotations
 
 import itertools
-import operator
 import sys
 from array import array
 from bisect import bisect_left
@@ -155,11 +154,7 @@ def pack(p: UnitPostings) -> bytes:
 
 
 def unpack(value: bytes) -> UnitPostings | None:
-    """The postings `pack` wrote, or None if the bytes do not hold to the layout.
-
-    Every check runs over whole columns in C (`min`, `max`, comparing a column with itself
-    shifted): a bundle decodes the units of ~20 files it has not ranked lately, ~50,000
-    values, and checking them one Python step at a time was most of its ranking's cost."""
+    """The postings `pack` wrote, or None if the bytes do not hold to the layout."""
     columns = packed.unpack(value, _STRINGS, _ARRAYS)
     if columns is None:
         return None
@@ -171,21 +166,14 @@ def unpack(value: bytes) -> UnitPostings | None:
         return None
     if not _ends_hold(a["name_ends"], len(strings["names"]), a["name_units"], n):
         return None
-    starts, ends, flags = a["start"], a["end"], a["flags"]
-    if n and (min(flags) < 0 or max(flags) >= 2 * len(_KINDS) or min(starts) < 1):
-        return None
-    if not all(map(operator.le, starts, ends)):
+    if any(f < 0 or f >= 2 * len(_KINDS) for f in a["flags"]):
         return None
     units = tuple(
-        map(
-            CodeUnit,
-            starts,
-            ends,
-            strings["owners"],
-            map(_KINDS.__getitem__, map(operator.floordiv, flags, itertools.repeat(2))),
-            map(bool, map(operator.and_, flags, itertools.repeat(1))),
-        )
+        CodeUnit(start, end, owner, _KINDS[flags // 2], bool(flags & 1))
+        for start, end, owner, flags in zip(a["start"], a["end"], strings["owners"], a["flags"])
     )
+    if any(u.start < 1 or u.end < u.start for u in units):
+        return None
     return UnitPostings(
         units,
         a["chars"],
@@ -203,7 +191,7 @@ def _ends_hold(ends: array, count: int, targets: array, bound: int) -> bool:
     """Each list's end offsets ascend to the list's length, and each target is below `bound`."""
     if len(ends) != count or (count and ends[-1] != len(targets)) or (not count and len(targets)):
         return False
-    if count and (ends[0] < 0 or not all(map(operator.le, ends, itertools.islice(ends, 1, None)))):
+    if any(b < a for a, b in itertools.pairwise(ends)) or (count and ends[0] < 0):
         return False
     return not targets or (min(targets) >= 0 and max(targets) < bound)
 
