@@ -102,6 +102,10 @@ class Pricer:
         self.growth_floor = growth_floor
 
     def cost(self, c: Candidate, r: Rendering) -> int:
+        return r.tokens + self.heading(c, r)
+
+    def heading(self, c: Candidate, r: Rendering) -> int:
+        """Tokens a section of `r` costs besides its content (its heading and fences)."""
         # What a heading shows (render.py): path, line range and tier, and in XML the
         # contributor; an empty body's fence is the shortest. Kept across requests: a
         # bundle prices ~50 new sections, a tokenizer call and a render each (~4 ms).
@@ -113,7 +117,7 @@ class Pricer:
             if len(_OVERHEADS) >= MAX_OVERHEADS_KEPT:
                 _OVERHEADS.clear()
             _OVERHEADS[key] = overhead
-        return r.tokens + overhead
+        return overhead
 
 
 _OVERHEADS: dict[tuple, int] = {}
@@ -148,7 +152,7 @@ def _nothing_fits(c: Candidate, room: int, pricer: Pricer) -> bool:
     cut is worth placing). Learnt from the cut's own probe, which is cheap; the tail of a
     fill otherwise renders every remaining file's outline to find the same."""
     probe = c.render(c.min_tier, MIN_CUT_SECTION_TOKENS)
-    return probe.truncated and room - (pricer.cost(c, probe) - probe.tokens) < MIN_CUT_SECTION_TOKENS
+    return probe.truncated and room - pricer.heading(c, probe) < MIN_CUT_SECTION_TOKENS
 
 
 def tiers_down(c: Candidate) -> list[Tier]:
@@ -181,7 +185,7 @@ def cut_fit(c: Candidate, room: int, pricer: Pricer, tier: Tier | None = None) -
     probe = c.render(c.min_tier, MIN_CUT_SECTION_TOKENS)
     if not probe.content:
         return None
-    cap = min(room - (pricer.cost(c, replace(probe, tier=tier)) - probe.tokens), pricer.caps[tier])
+    cap = min(room - pricer.heading(c, replace(probe, tier=tier)), pricer.caps[tier])
     if cap < MIN_CUT_SECTION_TOKENS:
         return None
     r = c.render(tier, cap)
