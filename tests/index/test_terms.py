@@ -14,3 +14,12 @@ def test_camel_pascal_and_snake_case_split_alike() -> None:
     assert terms("get_state") == [*parts, "get_state"]
     assert query_terms("get state") == parts
     assert terms("parseHTTPResponse")[:3] == ["pars", "http", "respons"]
+
+
+def test_english_quantifiers_are_no_terms_even_inside_a_compound() -> None:
+    """Ensure that "all", "only", "more" and the like carry no weight: the task "Prefer
+    ReplaceAll instead of Replace(..., -1)" is about `Replace`, not about every `hasAllFlags`
+    and `MatchAll` in the repository; the compound itself still matches."""
+    assert query_terms("Prefer ReplaceAll instead of Replace(..., -1)") == ["prefer", "replac", "replaceall"]
+    assert terms("MatchAll") == ["match", "matchall"]
+    assert query_terms("only show more of any other") == ["show"]
