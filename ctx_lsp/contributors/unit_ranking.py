@@ -5,11 +5,12 @@ the reference graph) is good at *which files* a change touches; it does not know
 a file's lines do. Units (`code/units.py`) are ranked here across those files, one ranking
 for all of them, by the task's words in each unit's own text (BM25, length-normalised, so
 a 40-line piece that mentions a word twice beats a 400-line class that mentions it three
-times), with the owner's name and the file's path as fields weighted above the body (as
-BM25F does), and multiplied by a prior: the file's salience in the search ranking, and a
-bonus when the unit belongs to a symbol the search hit or a call neighbour of the working
-files. The assembly then spends the room for code on the best units, whichever file they
-are in, and shows each file's chosen units in line order.
+times), with the names it declares (its owner's; module constants) and the file's path as
+fields weighted above the body (as BM25F does), and multiplied by a prior: the file's
+salience in the search ranking, and a bonus when the unit belongs to a symbol the search
+hit or a call neighbour of the working files. The assembly then spends the room for code
+on the best units, whichever file they are in, and shows each file's chosen units in line
+order.
 
 Units and the terms in each are derived when a file is indexed and kept in its cache row
 (`index/unit_postings.py`), so ranking reads no text: a unit's term frequencies are

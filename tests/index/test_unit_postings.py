@@ -77,6 +77,22 @@ def test_owner_names_point_at_first_units_only() -> None:
     assert {p.units[i].owner for i in p.named("count_tokens") or ()} == {"count_tokens"}
 
 
+def test_module_constants_name_the_module_code_they_are_declared_in() -> None:
+    """Ensure that a module constant's name points at the module unit that declares it, as
+    a function's name points at its signature: "add a global EnableCaseInsensitive" is
+    about the block of `Enable...` variables, whose words are names, not body text."""
+    go = (
+        "package cobra\n\n// EnablePrefixMatching allows prefix matching.\n"
+        "var EnablePrefixMatching = false\n\nfunc run() {\n\treturn\n}\n"
+    )
+    p = postings_of("cobra.go", go)
+    (enable,) = terms("enable")
+    named = [p.units[i] for i in p.named(enable) or ()]
+    assert [(u.kind, u.start, u.end) for u in named] == [("module", 1, 4)]
+    (limit,) = terms("LIMIT")
+    assert [p.units[i].kind for i in postings_of("m.py", PYTHON).named(limit) or ()] == ["module"]
+
+
 def test_costs_and_lengths_follow_the_units_text() -> None:
     p = postings_of("m.py", PYTHON)
     lines = split_lines(PYTHON)
