@@ -14,9 +14,9 @@ The blob is `packed`'s layout: per unit its span, kind, owner, whether it holds 
 owner's signature, its length in characters and its cost in tokens; the file's distinct
 terms (sorted) with their postings (unit, count); and the terms of the names each unit
 declares (its owner's, if it holds the owner's signature; the module constants in it) with
-their units. Only the layout is checked when read back: the store's
-schema and `UNITS_VERSION` (the source of the modules the units and terms come from)
-decide whether stored rows are used at all (`store.IndexStore.open`).
+their units. Only the layout is checked when read back: the store's schema and
+`UNITS_VERSION` (the source of the modules the units and terms come from) decide whether
+stored rows are used at all (`store.IndexStore.open`).
 """
 
 from __future__ import annotations
