@@ -18,7 +18,7 @@ import metrics
 import tokens
 from bm25_baseline import list_files
 from gitrepo import DEFAULT_WS_ROOT, GitRepo
-from run import load_pool
+from run import find_instance
 from systems import make_system
 
 
@@ -39,12 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.ctx_python:
         os.environ["CTX_EVAL_CTXLSP_PYTHON"] = args.ctx_python
 
-    pool = load_pool(args.repo, args.pool, None)
-    matches = [i for i in pool if i.commit.startswith(args.commit)]
-    if not matches:
+    inst = find_instance(args.repo, args.pool, args.commit)
+    if inst is None:
         print(f"no instance for {args.commit} in the newest {args.pool}", file=sys.stderr)
         return 1
-    inst = matches[0]
     repo = GitRepo(args.repo)
     ws = repo.workspace(inst.parent, Path(DEFAULT_WS_ROOT))
     files = list_files(ws)

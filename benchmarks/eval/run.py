@@ -88,6 +88,11 @@ def load_pool(repo_path: str, pool: int, since: str | None, lang: str | None = N
     return insts
 
 
+def find_instance(repo_path: str, pool: int, commit: str) -> Instance | None:
+    """The instance of `commit` (a sha prefix) among a repo's newest `pool`, if any."""
+    return next((i for i in load_pool(repo_path, pool, None) if i.commit.startswith(commit)), None)
+
+
 def eligible(inst: Instance, mode: str) -> bool:
     return bool(inst.answer(mode)[0])
 

@@ -1,12 +1,13 @@
 """Where one instance's answer lines rank among ctx-lsp's code units (issue 22).
 
 `explain.py` says what a bundle showed and missed; this says why a changed line was not
-shown: the unit ranking retrieval computed for the task (`contributors/retrieval.best_units`),
-best first, with each unit's score, cost in tokens and matched terms, and a star on every
-unit that holds an answer line (in open mode, the open file's lines do not count, as in
-the metrics; its units, marked `o`, are ranked but left to the working files and not
-counted in the running cost). A starred unit in the first few places with the line still missing means
-the budget ran out (sum the costs above it); a starred unit far down means ranking.
+shown: the unit ranking retrieval computes for the task (`contributors/retrieval.py`,
+`offered_files` and `best_units`), best first, with each unit's score, cost in tokens,
+the running cost of the units up to it and its matched terms, and a star on every unit
+that holds an answer line. In open mode the open file's lines do not count (as in the
+metrics); its units, marked `o`, are ranked but left to the working files and not counted
+in the running cost. A starred unit whose running cost is over the room for units means
+the budget ran out; a starred unit far down means ranking.
 
     python benchmarks/eval/unit_ranks.py --repo REPO_PATH --commit SHA_PREFIX \\
         --mode open --budget 2000 [--ctx-root CHECKOUT] [--top 15]
@@ -19,7 +20,7 @@ import sys
 from pathlib import Path
 
 from gitrepo import DEFAULT_WS_ROOT, GitRepo
-from run import load_pool
+from run import find_instance
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,15 +36,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.ctx_root:
         sys.path.insert(0, args.ctx_root)
     from ctx_lsp.assembly import pipeline
-    from ctx_lsp.contributors.retrieval import best_units, body_files
+    from ctx_lsp.contributors.retrieval import best_units, body_files, offered_files
     from ctx_lsp.engine import Engine
     from ctx_lsp.params import parse_bundle
 
-    matches = [i for i in load_pool(args.repo, args.pool, None) if i.commit.startswith(args.commit)]
-    if not matches:
+    inst = find_instance(args.repo, args.pool, args.commit)
+    if inst is None:
         print(f"no instance for {args.commit} in the newest {args.pool}", file=sys.stderr)
         return 1
-    inst = matches[0]
     ws = GitRepo(args.repo).workspace(inst.parent, Path(DEFAULT_WS_ROOT))
     open_file = inst.open_file if args.mode == "open" else None
     wanted = {(ln["path"], ln["line"]) for ln in inst.lines(args.mode)}
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         params["open"] = [(Path(ws) / open_file).as_uri()]
     request = parse_bundle(params)
     ctx = pipeline.prepare(request, pipeline.plan(request, engine.loaded.config), engine.bundle_sources())
-    files = [(r, ctx.workspace.files[r.abs_path]) for r in ctx.ranked[:40] if r.abs_path in ctx.workspace.files]
+    files = [(r, entry) for _, r, entry in offered_files(ctx)]
     print("files ranked:", [r.path for r, _ in files[:15]])
     found = body_files(ctx, {r.abs_path for r, _ in files})
     print("files found by their code's words:", [r.path for r, _ in found])
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
             mark = "*" if hit else "o" if own else " "
             print(
                 f"{mark} {place:3} {u.score:7.2f} {u.path}:{u.unit.start}-{u.unit.end} {owner} "
-                f"{u.cost} tokens ({spent} with those above) {', '.join(u.matched[:6])}"
+                f"{u.cost} tokens ({spent} up to here) {', '.join(u.matched[:6])}"
             )
     engine.close()
     return 0

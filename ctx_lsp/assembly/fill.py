@@ -313,8 +313,8 @@ is the same for the rest, which rank lower, and each costs a render (its outline
 its definitions ranked) to learn that nothing of it fits either. Django 8K: a bundle whose
 units took most of the allocation rendered ~30 test modules (focused tier, outline, probe)
 for ~100 tokens of room, 30–40 ms, placing none. With this and `_nothing_fits` the p95 of
-`benchmarks/bundle_ab.py` went from 1.5x (session 13) to 1.00x `694ebaf`'s; every eval cell unchanged
-(benchmarks/README.md, "Session 14")."""
+`benchmarks/bundle_ab.py` went from 1.5x (session 13) to 1.00x `694ebaf`'s; every eval
+cell unchanged (benchmarks/README.md, "Session 14")."""
 
 
 def _units_first(fresh: list[Candidate], allocation: int, offer: Offer, pricer: Pricer, place) -> None:

@@ -104,14 +104,8 @@ class Retrieval:
 
     def offer(self, ctx: AssemblyContext) -> Offer:
         candidates = []
-        changelogs = wants_changelog(ctx.query)
         excerpts = Excerpts.for_task(ctx.search.term_weights(ctx.query))
-        files = [
-            (rank, r, entry)
-            for rank, r in enumerate(ctx.ranked[:MAX_CANDIDATE_FILES])
-            if (entry := ctx.workspace.files.get(r.abs_path)) is not None
-            and (changelogs or not is_changelog(entry.path))
-        ]
+        files = offered_files(ctx)
         found = body_files(ctx, {r.abs_path for _, r, _ in files})
         units = best_units(ctx, [(r, entry) for _, r, entry in files], found)
         if found:
@@ -164,6 +158,17 @@ class Retrieval:
         # Working files already show the bodies the task names in them: less depth here.
         depth = DEPTH_SHARE_WITH_WORKING_FILES if ctx.working else depth_share(ctx.budget)
         return Offer(self.name, candidates, self.strategy, depth_share=depth)
+
+
+def offered_files(ctx: AssemblyContext) -> list[tuple[int, RankedFile, IndexedFile]]:
+    """The search ranking's files retrieval offers, each with its place in the ranking: the
+    first MAX_CANDIDATE_FILES that are indexed, changelogs only when the task asks for one."""
+    changelogs = wants_changelog(ctx.query)
+    return [
+        (rank, r, entry)
+        for rank, r in enumerate(ctx.ranked[:MAX_CANDIDATE_FILES])
+        if (entry := ctx.workspace.files.get(r.abs_path)) is not None and (changelogs or not is_changelog(entry.path))
+    ]
 
 
 def body_files(ctx: AssemblyContext, offered: set[str]) -> list[tuple[RankedFile, IndexedFile]]:
