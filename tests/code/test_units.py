@@ -66,6 +66,44 @@ def test_python_units_follow_definitions() -> None:
     assert module and module[0].start == 1 and all(u.owner == "" for u in module)
 
 
+GO_DECLARATIONS = """package cobra
+
+import "fmt"
+
+var initializers []func()
+
+// EnablePrefixMatching allows to set automatic prefix matching.
+// Set this to true to enable it.
+var EnablePrefixMatching = false
+
+// EnableCommandSorting controls sorting of the slice of commands.
+// To disable sorting, set it to false.
+var EnableCommandSorting = true
+
+// MousetrapHelpText enables an information splash screen on Windows.
+var MousetrapHelpText = "This is a command line tool."
+
+// MousetrapDisplayDuration controls how long the text is displayed.
+var MousetrapDisplayDuration = 5
+
+func OnInitialize(y ...func()) {
+	initializers = append(initializers, y...)
+}
+"""
+
+
+def test_a_run_of_short_declarations_is_one_unit_until_it_is_a_dozen_lines() -> None:
+    """A fix adds a declaration beside its neighbours: the unit a task's words hit must
+    show them (cut at every blank line after six, `EnablePrefixMatching` and
+    `EnableCommandSorting` were in two units)."""
+    lines, units = units_of("cobra.go", GO_DECLARATIONS)
+    assert_partition(lines, units)
+    holding = next(u for u in units if u.start <= 9 <= u.end)  # var EnablePrefixMatching
+    assert holding.kind == "module" and holding.start <= 5 and holding.end >= 13
+    assert holding.lines < 19  # and still cut: the next blank-line block after a dozen lines
+    assert next(u for u in units if u.start <= 23 <= u.end).owner == "OnInitialize"
+
+
 def test_long_function_is_cut_at_blank_lines_never_inside_a_docstring() -> None:
     doc = "\n".join(f"    paragraph {i}\n" for i in range(12))
     body = "\n".join(f"    x{i} = {i}\n    y{i} = x{i}\n" for i in range(30))
