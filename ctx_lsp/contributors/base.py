@@ -27,7 +27,7 @@ from ctx_lsp.code.outline_rows import RANK_FLOOR
 from ctx_lsp.code.tiers import FileBasis, OutlineRenderer
 from ctx_lsp.contributors.unit_ranking import UnitsCache
 from ctx_lsp.errors import CtxError
-from ctx_lsp.index.excerpts import Span, hot_spans
+from ctx_lsp.index.excerpts import Span, densest_window, hot_spans
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.search import SearchHit, SearchIndex
 from ctx_lsp.index.workspace import Workspace
@@ -243,17 +243,28 @@ class Excerpts:
     key: tuple
     chosen: tuple[Span, ...] | None = None
     share: float = EXCERPT_SHARE
+    windows: tuple[int, ...] | None = None
+    """With `chosen`: each chosen span is shown by at most this many of its lines, the run
+    of them that holds the most of the task's words (`weights`)."""
 
     @classmethod
     def for_task(cls, weights: Mapping[str, float]) -> Excerpts | None:
         return cls(weights, tuple(sorted(weights.items()))) if weights else None
 
     @classmethod
-    def for_units(cls, spans: Sequence[Span]) -> Excerpts:
+    def for_units(
+        cls, spans: Sequence[Span], windows: Sequence[int] | None = None, weights: Mapping[str, float] | None = None
+    ) -> Excerpts:
         chosen = tuple(spans)
-        return cls({}, ("units", chosen), chosen, 1.0)
+        if windows is None:
+            return cls({}, ("units", chosen), chosen, 1.0)
+        sizes, words = tuple(windows), dict(weights or {})
+        return cls(words, ("windows", chosen, sizes, tuple(sorted(words.items()))), chosen, 1.0, sizes)
 
     def spans(self, text: str, outline: Outline, focus: Collection[str]) -> tuple[Span, ...]:
+        if self.chosen is not None and self.windows is not None:
+            lines = split_lines(text)
+            return tuple(densest_window(lines, s, n, self.weights) for s, n in zip(self.chosen, self.windows))
         if self.chosen is not None:
             return self.chosen
         wanted = set(focus)

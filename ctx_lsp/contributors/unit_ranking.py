@@ -71,6 +71,18 @@ class RankedUnit:
     def span(self) -> tuple[int, int]:
         return self.unit.start, self.unit.end
 
+    def lines_within(self, tokens: int) -> int:
+        """How many of its lines cost about `tokens`, by its estimated cost (all of them if
+        it costs no more; at least WINDOW_MIN_LINES)."""
+        if self.cost <= tokens:
+            return self.unit.lines
+        return min(self.unit.lines, max(WINDOW_MIN_LINES, self.unit.lines * tokens // self.cost))
+
+
+WINDOW_MIN_LINES = 3
+"""A unit shown in part shows at least three lines (a wrapped signature and the line after
+it, or a line with the task's words and its neighbours)."""
+
 
 @dataclass(frozen=True, slots=True)
 class FileUnits:

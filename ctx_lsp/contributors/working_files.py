@@ -29,6 +29,7 @@ from ctx_lsp.relevance import (
     RECENCY_DECAY,
     RECENT_EDIT_HALF_LIFE_S,
     SMALL_BUDGET_WORKING_OUTLINE_TOKENS,
+    SMALL_BUDGET_WORKING_UNIT_TOKENS,
     SMALL_BUDGET_WORKING_UNITS,
     SMALL_FILE_TOKENS,
     TASK_SYMBOL_MIN_RELATIVE_SCORE,
@@ -163,8 +164,9 @@ def task_units(ctx: AssemblyContext, entry: IndexedFile, hits: Mapping[str, floa
     if not ranked:
         return []
     floor = WORKING_UNIT_MIN_RELATIVE_SCORE * ranked[0].score
-    most = MAX_TASK_SYMBOLS if ctx.budget >= MID_BUDGET_TOKENS else SMALL_BUDGET_WORKING_UNITS
-    return [u for u in ranked if u.score >= floor][:most]
+    if ctx.budget >= MID_BUDGET_TOKENS:
+        return [u for u in ranked if u.score >= floor][:MAX_TASK_SYMBOLS]
+    return ranked[:SMALL_BUDGET_WORKING_UNITS]
 
 
 def _methods(outline: Outline, qualname: str) -> list[str]:
@@ -236,10 +238,14 @@ class WorkingFiles:
                 owners = dict.fromkeys(u.unit.owner or "module code" for u in units)
                 reason += f"; the task's words are in {', '.join(owners)}"
                 tier = Tier.FOCUSED if ctx.tier >= Tier.FOCUSED else ctx.tier
-                excerpts = Excerpts.for_units([u.span for u in units])
-                small = ctx.budget < MID_BUDGET_TOKENS
-                outline = SMALL_BUDGET_WORKING_OUTLINE_TOKENS if small else WORKING_OUTLINE_TOKENS
-                cap = sum(u.cost for u in units) + outline
+                if ctx.budget < MID_BUDGET_TOKENS:  # the lines of it the task's words are in
+                    most = SMALL_BUDGET_WORKING_UNIT_TOKENS
+                    windows = [u.lines_within(most) for u in units]
+                    excerpts = Excerpts.for_units([u.span for u in units], windows, ctx.search.term_weights(ctx.query))
+                    cap = sum(min(u.cost, most) for u in units) + SMALL_BUDGET_WORKING_OUTLINE_TOKENS
+                else:
+                    excerpts = Excerpts.for_units([u.span for u in units])
+                    cap = sum(u.cost for u in units) + WORKING_OUTLINE_TOKENS
             elif not focus and w.entry.tokens <= SMALL_FILE_TOKENS:
                 tier = ctx.max_tier if ctx.tier >= Tier.FOCUSED else ctx.tier  # small enough: whole file
             elif not focus:

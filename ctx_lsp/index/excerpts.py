@@ -153,6 +153,27 @@ def lines_with_terms(lines: Sequence[str], weights: Collection[str]) -> list[int
     return sorted({n for term in weights for n in lower.lines_with(term)})
 
 
+def densest_window(lines: Sequence[str], span: Span, size: int, weights: Mapping[str, float]) -> Span:
+    """The `size` consecutive lines of `span` that hold the most of the task's words (by
+    their weights), the earliest of equals (a definition's signature, when its words are
+    there); the span itself when it is no longer."""
+    start, end = span
+    if end - start + 1 <= size or size < 1:
+        return span
+    lower = LowerLines(lines[start - 1 : end])
+    score = [0.0] * (end - start + 1)
+    for term, weight in weights.items():
+        for n in lower.lines_with(term):
+            score[n - 1] += weight
+    window = sum(score[:size])
+    best, best_at = window, 0
+    for i in range(1, len(score) - size + 1):
+        window += score[i + size - 1] - score[i - 1]
+        if window > best + 1e-9:
+            best, best_at = window, i
+    return start + best_at, start + best_at + size - 1
+
+
 def _mask(covered: Sequence[Span], total: int) -> list[bool]:
     """taken[n] for lines 1..total (index 0 unused)."""
     taken = [False] * (total + 1)

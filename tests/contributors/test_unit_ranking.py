@@ -99,6 +99,29 @@ def test_a_working_file_without_a_cursor_shows_the_units_the_task_touches(make_e
     assert "step_3 = prepare_3(value)" not in r.content  # the first piece is not the task's
 
 
+def test_at_a_small_budget_an_open_file_shows_only_the_head_of_its_best_unit(make_engine) -> None:
+    """Ensure that below MID_BUDGET_TOKENS an open file's best unit is shown by the few of
+    its lines the task's words are in (here its signature: the agent has the file open, and
+    the room goes to other files' units), and whole at a larger budget."""
+    body = "".join(f"    step_{i} = prepare_{i}(value)\n" for i in range(30))
+    files = {"pkg/rules.py": f"def quarantined_charset_rules(value):\n{body}    return value\n"}
+    engine = make_engine(files)
+    shown = {}
+    for budget in (2000, 8000):
+        request = {"query": "quarantined charset rules", "budget": budget, "open": [uri(engine, "pkg/rules.py")]}
+        (candidate,) = offer_of(WorkingFiles(), context(engine, request)).candidates
+        shown[budget] = rendered(candidate, Tier.FOCUSED, 5000, engine.counter).content
+    assert "def quarantined_charset_rules(value):" in shown[2000] and "step_0 = prepare_0" in shown[2000]
+    assert "step_29" not in shown[2000] and len(shown[2000]) < len(shown[8000]) / 2
+    assert "step_29 = prepare_29(value)" in shown[8000]
+
+
+def test_a_unit_shown_in_part_keeps_the_lines_its_cost_allows() -> None:
+    unit = RankedUnit("/w/a.py", "a.py", CodeUnit(10, 39, "f", "definition", True), 1.0, ("f",), 300)
+    assert unit.lines_within(80) == 8  # 30 lines * 80 / 300
+    assert unit.lines_within(300) == 30 and unit.lines_within(1) == 3
+
+
 def test_test_units_rank_low_unless_the_task_is_about_tests(make_engine) -> None:
     """Ensure that a test naming the task's words word for word ranks below the code, and
     above it when the task is about tests."""

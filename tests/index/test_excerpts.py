@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctx_lsp.index.excerpts import hot_spans, lines_with_terms
+from ctx_lsp.index.excerpts import densest_window, hot_spans, lines_with_terms
 from ctx_lsp.index.terms import terms
 from ctx_lsp.relevance import EXCERPT_LINES_AFTER, EXCERPT_LINES_BEFORE
 
@@ -107,3 +107,26 @@ def test_the_prefilter_misses_no_line_holding_a_task_term(lines: list[str], quer
     for number, line in enumerate(lines, 1):
         if any(t in weights for t in terms(line)):
             assert number in kept, (line, sorted(weights))
+
+
+def test_the_densest_window_of_a_span_is_where_the_task_words_are() -> None:
+    lines = [
+        "def run(value):",
+        *[f"    step_{i}(value)" for i in range(20)],
+        "    if value.charset:",
+        "        return fix_charset(value)",
+    ]
+    assert densest_window(lines, (1, 23), 4, {"charset": 1.0}) == (20, 23)
+    assert densest_window(lines, (1, 23), 4, {"run": 1.0}) == (1, 4)  # the signature's words: the start
+    assert densest_window(lines, (1, 23), 4, {"nowhere": 1.0}) == (1, 4)  # none: the start
+    assert densest_window(lines, (5, 7), 4, {"charset": 1.0}) == (5, 7)  # no longer than asked
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["a x", "b", "x y", ""]), min_size=1, max_size=40), st.data())
+def test_a_densest_window_lies_in_its_span_and_is_the_size_asked(lines: list[str], data: st.DataObject) -> None:
+    start = data.draw(st.integers(1, len(lines)))
+    end = data.draw(st.integers(start, len(lines)))
+    size = data.draw(st.integers(1, 50))
+    lo, hi = densest_window(lines, (start, end), size, {"x": 1.0, "y": 2.0})
+    assert start <= lo <= hi <= end and hi - lo + 1 == min(size, end - start + 1)
