@@ -298,12 +298,12 @@ SMALL_BUDGET_WORKING_UNIT_TOKENS = 80
 holds the most of the task's words (`excerpts.densest_window`; its signature when they are
 there): a 300-token body of a file the agent has open was a sixth of a 2K bundle, and the
 units of other files are what it cannot see. Against the whole unit (session 16, open
-mode at 2K, same instances): TypeScript + Go + Rust fn 56.7 -> 57.0, line 24.9 -> 26.7 (Go fn 65.8 -> 67.4, line
-29.7 -> 32.8; TypeScript fn 75.5 -> 72.4, line 25.1 -> 26.1; Rust fn 32.8 -> 34.9, line
-19.7 -> 20.9); Python fn 55.2 -> 55.1, line 21.2 -> 22.1, file 74.1 -> 75.8. The unit's
-first lines instead (its head) scored the same on the languages, but showed an agent the
-start of a long function whose last lines the task is about. 120 / 160 tokens (heads):
-languages fn 56.2 / 57.3, line 26.7 / 26.1."""
+mode at 2K, same instances): TypeScript + Go + Rust fn 56.7 -> 57.0, line 24.9 -> 26.7
+(Go fn 65.8 -> 67.4, line 29.7 -> 32.8; TypeScript fn 75.5 -> 72.4, line 25.1 -> 26.1;
+Rust fn 32.8 -> 34.9, line 19.7 -> 20.9); Python fn 55.2 -> 55.1, line 21.2 -> 22.1,
+file 74.1 -> 75.8. The unit's first lines instead (its head) scored the same on the
+languages, but showed an agent the start of a long function whose last lines the task is
+about. 120 / 160 tokens (heads): languages fn 56.2 / 57.3, line 26.7 / 26.1."""
 UNITS_MAP_SHRINK = 0.8
 """The share of the codebase map's allocation that goes to retrieval when it has units
 (the adjustment `code_units_shrink_map`)…"""

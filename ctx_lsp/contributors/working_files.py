@@ -163,10 +163,10 @@ def task_units(ctx: AssemblyContext, entry: IndexedFile, hits: Mapping[str, floa
     )
     if not ranked:
         return []
+    if ctx.budget < MID_BUDGET_TOKENS:
+        return ranked[:SMALL_BUDGET_WORKING_UNITS]
     floor = WORKING_UNIT_MIN_RELATIVE_SCORE * ranked[0].score
-    if ctx.budget >= MID_BUDGET_TOKENS:
-        return [u for u in ranked if u.score >= floor][:MAX_TASK_SYMBOLS]
-    return ranked[:SMALL_BUDGET_WORKING_UNITS]
+    return [u for u in ranked if u.score >= floor][:MAX_TASK_SYMBOLS]
 
 
 def _methods(outline: Outline, qualname: str) -> list[str]:
