@@ -99,7 +99,7 @@ def test_a_working_file_without_a_cursor_shows_the_units_the_task_touches(make_e
     assert "step_3 = prepare_3(value)" not in r.content  # the first piece is not the task's
 
 
-def test_at_a_small_budget_an_open_file_shows_only_the_head_of_its_best_unit(make_engine) -> None:
+def test_at_a_small_budget_an_open_file_shows_only_the_densest_lines_of_its_best_unit(make_engine) -> None:
     """Ensure that below MID_BUDGET_TOKENS an open file's best unit is shown by the few of
     its lines the task's words are in (here its signature: the agent has the file open, and
     the room goes to other files' units), and whole at a larger budget."""
