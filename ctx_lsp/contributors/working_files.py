@@ -145,11 +145,14 @@ def task_symbols(hits: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(name for name, score in ranked if score >= TASK_SYMBOL_MIN_RELATIVE_SCORE * best)[:MAX_TASK_SYMBOLS]
 
 
-def task_units(ctx: AssemblyContext, entry: IndexedFile, hits: Mapping[str, float]) -> list[RankedUnit]:
+def task_units(
+    ctx: AssemblyContext, entry: IndexedFile, hits: Mapping[str, float], weights: Mapping[str, float]
+) -> list[RankedUnit]:
     """The units of a working file (without a cursor or edits) that the task's words are
     in: its best few, each at least WORKING_UNIT_MIN_RELATIVE_SCORE of the best (below
     MID_BUDGET_TOKENS only the best: the file is open, so the agent can read the rest of
-    it, and a small budget's room shows more in the files it reaches)."""
+    it, and a small budget's room shows more in the files it reaches). `weights` are the
+    task's term weights (`SearchIndex.term_weights`), looked up once for all working files."""
     if not ctx.query.strip() or language_named(entry.language) is None:
         return []
     fu = units_of(ctx.workspace, ctx.renders.units, entry)
@@ -159,7 +162,7 @@ def task_units(ctx: AssemblyContext, entry: IndexedFile, hits: Mapping[str, floa
     ranked = rank_units(
         [(UnitFile(entry, 1.0, {k: v / best_hit for k, v in hits.items()}), fu)],
         ctx.query,
-        ctx.search.term_weights(ctx.query),
+        weights,
     )
     if not ranked:
         return []
@@ -227,12 +230,13 @@ class WorkingFiles:
 
     def offer(self, ctx: AssemblyContext) -> Offer:
         matches = ctx.hit_symbols
+        weights = ctx.search.term_weights(ctx.query) if ctx.working else {}
         candidates = []
         for w in ctx.working:
             tier = ctx.tier
             hits = dict(matches.get(w.entry.abs_path, {}))
             focus = w.focus_symbols
-            units = () if focus else task_units(ctx, w.entry, hits)
+            units = () if focus else task_units(ctx, w.entry, hits, weights)
             reason, excerpts, cap = w.reason, None, None
             if units:  # the task's units in a short outline: the room goes to what they reach
                 owners = dict.fromkeys(u.unit.owner or "module code" for u in units)
@@ -241,7 +245,7 @@ class WorkingFiles:
                 if ctx.budget < MID_BUDGET_TOKENS:  # the lines of it the task's words are in
                     most = SMALL_BUDGET_WORKING_UNIT_TOKENS
                     windows = [u.lines_within(most) for u in units]
-                    excerpts = Excerpts.for_units([u.span for u in units], windows, ctx.search.term_weights(ctx.query))
+                    excerpts = Excerpts.for_units([u.span for u in units], windows, weights)
                     cap = sum(min(u.cost, most) for u in units) + SMALL_BUDGET_WORKING_OUTLINE_TOKENS
                 else:
                     excerpts = Excerpts.for_units([u.span for u in units])
