@@ -12,12 +12,17 @@ bundle leaves them out unless the task is about them (`wants_changelog`).
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 
 from ctx_lsp.code.languages import language_for
 
 __all__ = ["is_changelog", "is_test_path", "mentions_tests", "wants_changelog"]
+
+PATH_KINDS_CACHED = 1 << 16
+"""Paths whose kinds are remembered: each bundle asks of every file it weighs (~370 a
+Django bundle), and the answer is the path's alone (a workspace's paths are the bound)."""
 
 PROSE_SUFFIXES = frozenset({"", ".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc", ".asciidoc", ".org", ".rdoc"})
 """A changelog is prose. `index/changes.py`, `history/` or `news.py` are code whatever
@@ -60,6 +65,7 @@ version check" are how code tasks are phrased. A query matching by accident only
 compete again on their ranking, as they always did."""
 
 
+@functools.lru_cache(maxsize=PATH_KINDS_CACHED)
 def is_changelog(path: str) -> bool:
     """Whether a workspace-relative path (with `/`) is a changelog or release notes."""
     directory, name = posixpath.split(path.lower())
@@ -73,6 +79,7 @@ def wants_changelog(query: str) -> bool:
     return bool(_CHANGELOG_WORDS.search(query))
 
 
+@functools.lru_cache(maxsize=PATH_KINDS_CACHED)
 def is_test_path(path: str) -> bool:
     """Whether a workspace-relative path (with `/`) is a test module: under a `test(s)` or
     `testing` folder, `test_*`, `*_test(s).py` or `conftest.py`, or named or placed as its

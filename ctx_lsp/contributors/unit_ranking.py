@@ -35,6 +35,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 from ctx_lsp.code.units import CodeUnit
 from ctx_lsp.errors import CtxError
@@ -55,9 +56,13 @@ from ctx_lsp.relevance import (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RankedUnit:
-    """One unit of one file with its score for the task, and what it costs to show."""
+    """One unit of one file with its score for the task, and what it costs to show.
+
+    Not frozen, and never changed once made: a Django bundle ranks ~500 units, and a frozen
+    dataclass's `__init__` (one `object.__setattr__` a field) made them 4x slower to build,
+    a third of `rank_units`' time (`benchmarks/README.md`, "Session 17")."""
 
     abs_path: str
     path: str
@@ -94,6 +99,9 @@ class FileUnits:
     lengths: tuple[float, ...]
     path_terms: frozenset[str]
     total_length: float
+    containers: Mapping[str, tuple[int, ...]]
+    """Each term of the names units' owners are nested in (`Runner` of `Runner.isolation`),
+    with those units."""
 
     @property
     def units(self) -> tuple[CodeUnit, ...]:
@@ -118,7 +126,7 @@ class UnitsCache:
     """Units of recently ranked file versions (a bundle reads ~15 files; most are the same
     from one request to the next while the task is the same)."""
 
-    def __init__(self, max_files: int = 192):
+    def __init__(self, max_files: int = 512):
         self.max_files = max_files
         self._items: OrderedDict[tuple, FileUnits] = OrderedDict()
         self._lock = threading.Lock()
@@ -141,7 +149,15 @@ class UnitsCache:
 def file_units(postings: UnitPostings, entry: IndexedFile) -> FileUnits:
     lengths = tuple(max(1.0, chars / UNIT_CHARS_PER_TERM) for chars in postings.chars)
     path_terms = frozenset(terms(entry.path.replace("/", " ").replace(".", " ")))
-    return FileUnits(postings, lengths, path_terms, sum(lengths))
+    members: dict[str, list[int]] = {}  # qualified container name -> its units
+    for i, owner in enumerate(u.owner for u in postings.units):
+        if "." in owner:
+            members.setdefault(owner.rsplit(".", 1)[0], []).append(i)
+    containers: dict[str, tuple[int, ...]] = {}
+    for container, units in members.items():
+        for t in container_terms(container):
+            containers[t] = (*containers.get(t, ()), *units)
+    return FileUnits(postings, lengths, path_terms, sum(lengths), containers)
 
 
 def units_of(workspace: Workspace, cache: UnitsCache, entry: IndexedFile) -> FileUnits | None:
@@ -166,47 +182,59 @@ def units_of(workspace: Workspace, cache: UnitsCache, entry: IndexedFile) -> Fil
     return units
 
 
-@functools.lru_cache(maxsize=4096)
-def container_terms(owner: str) -> frozenset[str]:
-    """Terms of the names a unit's owner is nested in (`Runner` of `Runner.isolation`)."""
-    return frozenset(terms(owner.rsplit(".", 1)[0])) if "." in owner else frozenset()
+@functools.lru_cache(maxsize=1 << 14)
+def container_terms(container: str) -> frozenset[str]:
+    """Terms of the qualified name units' owners are nested in (`Runner` of
+    `Runner.isolation`): the methods of a class share them."""
+    return frozenset(terms(container))
 
 
 def rank_units(
     files: Sequence[tuple[UnitFile, FileUnits]], query: str, weights: Mapping[str, float]
 ) -> list[RankedUnit]:
     """Every unit of `files` that holds a task word (in its text, its owner's name or its
-    file's path), best first: BM25F times the file's prior."""
+    file's path), best first: BM25F times the file's prior.
+
+    Each file's term frequencies are gathered per term (one dict of unit -> frequency a
+    term, built from its postings in one comprehension), not per unit: a Django bundle
+    ranks ~500 units of ~20 files, and this runs on every request (`benchmarks/README.md`,
+    "Session 17")."""
     wanted = [t for t in dict.fromkeys(query_terms(query)) if t]
     if not wanted or not files:
         return []
     wanted_set = set(wanted)
-    found: list[tuple[UnitFile, FileUnits, int, dict[str, float]]] = []
+    found: list[tuple[UnitFile, FileUnits, set[int], dict[str, dict[int, float]]]] = []
     unit_count = 0
     total_length = 0.0
     df: dict[str, int] = {}
     for uf, fu in files:
         unit_count += len(fu.units)
         total_length += fu.total_length
-        path_terms = wanted_set & fu.path_terms
-        counts: dict[int, dict[str, float]] = {}
+        tfs: dict[str, dict[int, float]] = {}  # term -> unit -> frequency (fields weighted)
         for t in wanted:
-            for posting in fu.postings.postings(t) or ():
-                i, tf = divmod(posting, COUNT_CAP)
-                bucket = counts.setdefault(i, {})
-                bucket[t] = bucket.get(t, 0.0) + tf
+            postings = fu.postings.postings(t)
+            by_unit = {p // COUNT_CAP: float(p % COUNT_CAP) for p in postings} if postings else {}
             for i in fu.postings.named(t) or ():
-                bucket = counts.setdefault(i, {})
-                bucket[t] = bucket.get(t, 0.0) + UNIT_NAME_WEIGHT
-        for i, bucket in counts.items():  # a path's words say which file, not which lines:
-            for t in path_terms:  # they add to units the task's words are in, no others
-                bucket[t] = bucket.get(t, 0.0) + UNIT_PATH_WEIGHT
-            for t in wanted_set.intersection(container_terms(fu.units[i].owner)):  # and a class's name
-                bucket[t] = bucket.get(t, 0.0) + UNIT_CONTAINER_WEIGHT
-        for i, bucket in counts.items():
-            for t in bucket:
-                df[t] = df.get(t, 0) + 1
-            found.append((uf, fu, i, bucket))
+                by_unit[i] = by_unit.get(i, 0.0) + UNIT_NAME_WEIGHT
+            if by_unit:
+                tfs[t] = by_unit
+        if not tfs:
+            continue
+        holding: set[int] = set().union(*tfs.values())  # the units holding a task word
+        # A path's words say which file, not which lines: they add to units the task's
+        # words are in, no others; and so does a class's name to its members.
+        for t in wanted_set & fu.path_terms:
+            by_unit = tfs.setdefault(t, {})
+            for i in holding:
+                by_unit[i] = by_unit.get(i, 0.0) + UNIT_PATH_WEIGHT
+        for t in wanted:
+            for i in fu.containers.get(t, ()):
+                if i in holding:
+                    by_unit = tfs.setdefault(t, {})
+                    by_unit[i] = by_unit.get(i, 0.0) + UNIT_CONTAINER_WEIGHT
+        for t, by_unit in tfs.items():
+            df[t] = df.get(t, 0) + len(by_unit)
+        found.append((uf, fu, holding, tfs))
     if not found:
         return []
     avg = total_length / max(1, unit_count)
@@ -216,16 +244,27 @@ def rank_units(
     idf = {t: min(weights[t], own[t]) if t in weights else own[t] for t in df}
     k1, b = UNIT_BM25_K1, UNIT_BM25_B
     ranked: list[RankedUnit] = []
-    for uf, fu, i, bucket in found:
-        u = fu.units[i]
-        norm = k1 * (1 - b + b * fu.lengths[i] / avg)
-        score = sum(idf[t] * tf * (k1 + 1) / (tf + norm) for t, tf in bucket.items())
-        prior = (UNIT_PRIOR_FLOOR + (1 - UNIT_PRIOR_FLOOR) * uf.prior) * uf.factor
-        if u.owner in uf.hit_owners:
-            prior *= 1 + UNIT_HIT_BONUS * uf.hit_owners[u.owner]
-        if u.owner in uf.neighbours:
-            prior *= 1 + UNIT_NEIGHBOUR_BONUS
-        matched = tuple(sorted(bucket))
-        ranked.append(RankedUnit(uf.entry.abs_path, uf.entry.path, u, score * prior, matched, fu.postings.costs[i]))
-    ranked.sort(key=lambda r: (-r.score, r.path, r.unit.start))
+    for uf, fu, holding, tfs in found:
+        units, lengths, costs = fu.units, fu.lengths, fu.postings.costs
+        base = (UNIT_PRIOR_FLOOR + (1 - UNIT_PRIOR_FLOOR) * uf.prior) * uf.factor
+        hit_owners, neighbours = uf.hit_owners, uf.neighbours
+        scores = dict.fromkeys(holding, 0.0)
+        matched: dict[int, list[str]] = {i: [] for i in holding}
+        for t, by_unit in tfs.items():
+            weight = idf[t]
+            for i, tf in by_unit.items():
+                scores[i] += weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / avg))
+                matched[i].append(t)
+        for i, score in scores.items():
+            u = units[i]
+            prior = base
+            if u.owner in hit_owners:
+                prior *= 1 + UNIT_HIT_BONUS * hit_owners[u.owner]
+            if u.owner in neighbours:
+                prior *= 1 + UNIT_NEIGHBOUR_BONUS
+            words = tuple(sorted(matched[i]))
+            ranked.append(RankedUnit(uf.entry.abs_path, uf.entry.path, u, score * prior, words, costs[i]))
+    # Best first, then by path and line: two stable sorts with keys read in C.
+    ranked.sort(key=attrgetter("path", "unit.start"))
+    ranked.sort(key=attrgetter("score"), reverse=True)
     return ranked

@@ -12,6 +12,7 @@ import json
 import sys
 from array import array
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 
 __all__ = ["ARRAY_FORMAT", "pack", "unpack"]
 
@@ -45,7 +46,7 @@ def unpack(
         return None
     if not isinstance(lengths, list) or len(lengths) != len(array_names):
         return None
-    if not all(isinstance(v, list) and all(type(s) is str for s in v) for v in strings.values()):
+    if not all(isinstance(v, list) and all(map(isinstance, v, repeat(str))) for v in strings.values()):
         return None
     arrays: dict[str, array] = {}
     offset = cut + 1

@@ -22,6 +22,7 @@ stored rows are used at all (`store.IndexStore.open`).
 from __future__ import annotations
 
 import itertools
+import operator
 import sys
 from array import array
 from bisect import bisect_left
@@ -163,7 +164,12 @@ def pack(p: UnitPostings) -> bytes:
 
 
 def unpack(value: bytes) -> UnitPostings | None:
-    """The postings `pack` wrote, or None if the bytes do not hold to the layout."""
+    """The postings `pack` wrote, or None if the bytes do not hold to the layout.
+
+    A file's units are unpacked on every bundle that ranks them and finds them out of the
+    units cache, so the checks iterate in C (`map`, `min`, `max` over the columns), not in
+    generator expressions, which were half of unpacking's time (`benchmarks/README.md`,
+    "Session 17")."""
     columns = packed.unpack(value, _STRINGS, _ARRAYS)
     if columns is None:
         return None
@@ -175,14 +181,14 @@ def unpack(value: bytes) -> UnitPostings | None:
         return None
     if not _ends_hold(a["name_ends"], len(strings["names"]), a["name_units"], n):
         return None
-    if any(f < 0 or f >= 2 * len(_KINDS) for f in a["flags"]):
+    starts, ends, flags = a["start"], a["end"], a["flags"]
+    if n and (min(flags) < 0 or max(flags) >= 2 * len(_KINDS) or min(starts) < 1):
         return None
-    units = tuple(
-        CodeUnit(start, end, owner, _KINDS[flags // 2], bool(flags & 1))
-        for start, end, owner, flags in zip(a["start"], a["end"], strings["owners"], a["flags"])
-    )
-    if any(u.start < 1 or u.end < u.start for u in units):
+    if not all(map(operator.le, starts, ends)):
         return None
+    kinds = [_KINDS[f >> 1] for f in flags]
+    firsts = [bool(f & 1) for f in flags]
+    units = tuple(map(CodeUnit, starts, ends, strings["owners"], kinds, firsts))
     return UnitPostings(
         units,
         a["chars"],
@@ -200,7 +206,7 @@ def _ends_hold(ends: array, count: int, targets: array, bound: int) -> bool:
     """Each list's end offsets ascend to the list's length, and each target is below `bound`."""
     if len(ends) != count or (count and ends[-1] != len(targets)) or (not count and len(targets)):
         return False
-    if any(b < a for a, b in itertools.pairwise(ends)) or (count and ends[0] < 0):
+    if count and (ends[0] < 0 or not all(map(operator.le, ends, ends[1:]))):
         return False
     return not targets or (min(targets) >= 0 and max(targets) < bound)
 

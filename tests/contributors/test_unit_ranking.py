@@ -6,13 +6,23 @@ import dataclasses
 import textwrap
 from typing import cast
 
+from ctx_lsp.code.outline import outline_for
 from ctx_lsp.code.units import CodeUnit
 from ctx_lsp.contributors.base import RankedFile
 from ctx_lsp.contributors.retrieval import Retrieval, best_units, could_show
-from ctx_lsp.contributors.unit_ranking import RankedUnit, UnitsCache, units_of
+from ctx_lsp.contributors.unit_ranking import (
+    FileUnits,
+    RankedUnit,
+    UnitFile,
+    UnitsCache,
+    file_units,
+    rank_units,
+    units_of,
+)
 from ctx_lsp.contributors.working_files import WorkingFiles
 from ctx_lsp.engine import Engine
 from ctx_lsp.index.files import IndexedFile
+from ctx_lsp.index.unit_postings import unit_postings
 from ctx_lsp.params import parse_bundle
 from ctx_lsp.relevance import BODY_FILES
 from ctx_lsp.vocabulary import Tier
@@ -278,3 +288,19 @@ def test_a_found_file_joins_only_if_one_of_its_units_could_be_shown() -> None:
     assert [u.path for u in left] == ["a.py", "near.py", "a.py", "b.py"]
     kept, left = could_show([found("near.py"), found("far.py")], units, 2000)
     assert [r.path for r, _ in kept] == ["near.py", "far.py"] and left == units
+
+
+def test_units_of_equal_score_rank_by_path_then_line() -> None:
+    """Ensure that the ranking is best first and, among units scoring the same (the same
+    code in two files of the same salience), ordered by path and then by line: a bundle is
+    the same whatever order the files were read in."""
+    code = "def alpha_reader():\n    return reader\n\n\ndef gamma_reader():\n    return reader\n"
+    postings = unit_postings(outline_for("x.py", code.encode()), code)
+
+    def read(path: str) -> tuple[UnitFile, FileUnits]:
+        entry = IndexedFile("/ws", path, path, f"/ws/{path}", "python", len(code), 0, "h", 20, 6, 2, False, "")
+        return UnitFile(entry, 1.0, {}), file_units(postings, entry)
+
+    ranked = rank_units([read("b.py"), read("a.py")], "reader", {})
+    assert len({u.score for u in ranked}) == 1  # four units alike: the order is the tie-break's
+    assert [(u.path, u.unit.start) for u in ranked] == [("a.py", 1), ("a.py", 5), ("b.py", 1), ("b.py", 5)]
