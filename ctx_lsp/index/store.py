@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ctx_lsp.index.unit_postings import UNITS_VERSION
+from ctx_lsp.index.versions import outlines_version
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +196,7 @@ class IndexStore:
         expected = {
             "schema": SCHEMA_VERSION,
             "units": UNITS_VERSION,
+            "outlines": outlines_version(),
             "tokenizer": tokenizer,
             "include_secrets": "\n".join(secrets),
         }
@@ -311,7 +313,8 @@ def _connect(db_path: Path) -> sqlite3.Connection:
 
 def _compatible(conn: sqlite3.Connection, expected: Mapping[str, str], version: str) -> bool:
     """True if the cache was written with this schema, way of deriving units
-    (`unit_postings.UNITS_VERSION`), tokenizer (token counts differ) and secret opt-ins."""
+    (`unit_postings.UNITS_VERSION`) and outlines (`versions.outlines_version`), tokenizer
+    (token counts differ) and secret opt-ins."""
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     if not meta:
         with conn:

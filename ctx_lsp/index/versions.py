@@ -6,10 +6,11 @@ source of the modules that do the deriving changes whenever they do."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 
-__all__ = ["source_digest"]
+__all__ = ["outlines_version", "source_digest"]
 
 
 def source_digest(*modules: object) -> str:
@@ -21,3 +22,16 @@ def source_digest(*modules: object) -> str:
         except OSError:  # no source (a frozen install): the name alone
             h.update(str(getattr(module, "__name__", "")).encode())
     return h.hexdigest()
+
+
+@functools.cache
+def outlines_version() -> str:
+    """Changes when the way outlines are derived may have changed (the outline module, the
+    markdown outline, every module of the language layer): the store then rebuilds its
+    rows, whose outlines were derived the old way. Without it a cache kept a test file's
+    outline from before test blocks were definitions (`languages/javascript.py`) until
+    the file itself changed."""
+    from ctx_lsp.code import markdown, outline
+    from ctx_lsp.code.languages import layer_modules
+
+    return f"1:{source_digest(outline, markdown, *layer_modules())}"

@@ -55,6 +55,23 @@ def test_foreign_tokenizer_or_schema_is_rebuilt(tmp_path: Path) -> None:
     assert IndexStore.open(tmp_path, "cl100k_base", "0").load_all() == {}
 
 
+def test_outlines_derived_another_way_are_rebuilt(tmp_path: Path) -> None:
+    """Ensure that a cache whose outlines were derived by other code (another language
+    layer: `versions.outlines_version`) starts empty: its rows' outlines would be stale
+    until each file changed."""
+    store = IndexStore.open(tmp_path, "o200k_base", "0")
+    store.put_many([_row()])
+    store.close()
+    assert list(IndexStore.open(tmp_path, "o200k_base", "0").load_all()) == ["a.py"]
+    conn = sqlite3.connect(tmp_path / CACHE_DIR_NAME / DB_FILE_NAME)
+    with conn:
+        conn.execute("UPDATE meta SET value='1:an older language layer' WHERE key='outlines'")
+    conn.close()
+    again = IndexStore.open(tmp_path, "o200k_base", "0")
+    assert again.load_all() == {}
+    assert any("another version" in w for w in again.warnings)
+
+
 def test_locked_database_falls_back_to_memory(tmp_path: Path) -> None:
     """Ensure that a cache locked by another process is bypassed, not waited on forever."""
     IndexStore.open(tmp_path, "o200k_base", "0").close()

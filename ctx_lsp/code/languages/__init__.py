@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from ctx_lsp.code.languages.spec import CONTAINER_KINDS, SYMBOL_KINDS, LanguageSpec
@@ -28,6 +29,7 @@ __all__ = [
     "all_languages",
     "language_for",
     "language_named",
+    "layer_modules",
     "outline_in",
 ]
 
@@ -50,6 +52,12 @@ def _registry() -> tuple[dict[str, tuple[LanguageSpec, ...]], dict[str, Language
     # Where languages share an extension, those that need evidence are asked first.
     ordered = {ext: tuple(sorted(specs, key=lambda s: s.evidence is None)) for ext, specs in by_extension.items()}
     return ordered, by_name
+
+
+def layer_modules() -> list[ModuleType]:
+    """Every module of the layer, by name (the languages, the walker, the spec and the
+    helpers): what derives an outline, for the index cache's version (`index/versions.py`)."""
+    return [importlib.import_module(f"{__name__}.{i.name}") for i in sorted(pkgutil.iter_modules(__path__))]
 
 
 def all_languages() -> list[LanguageSpec]:

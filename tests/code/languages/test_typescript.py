@@ -204,3 +204,61 @@ def test_comments_inside_a_multi_line_type_are_not_its_signature() -> None:
     symbols = by_qualname(o)
     assert symbols["Constraint"].signature == "type Constraint = | { partitioned: true } | { partitioned?: boolean }"
     assert symbols["Url"].signature == 'type Url = "http://example.com" | "https://example.com"'
+
+
+TEST_FILE = """
+import { describe, it, expect, beforeEach } from "vitest"
+
+describe("persist middleware", () => {
+  beforeEach(() => {
+    localStorage.clear()
+  })
+
+  it("can rehydrate state", async () => {
+    const storage = { getItem: async () => "{}" }
+    function Counter() {
+      return useStore(storage)
+    }
+    expect(render(Counter)).toBeTruthy()
+  })
+
+  it.skip("can throw rehydrate error", () => {
+    function Counter() {
+      return null
+    }
+  })
+})
+
+test("clearStorage invalidates rehydration", () => {
+  const storage = { getItem: () => null }
+})
+
+register("not a test", () => {})
+"""
+
+
+def test_a_test_files_outline_is_its_test_blocks_with_their_locals_inside() -> None:
+    """Ensure that `describe` / `it` / `test` blocks are definitions named by their
+    descriptions (`beforeEach` by its hook), that the locals of their callbacks are nested
+    in them (not top-level definitions, repeated once per test), and that a call of
+    another function with a string and a callback is not a test block."""
+    o = outline_of("tests/persist.test.ts", TEST_FILE)
+    symbols = by_qualname(o)
+    top = [s.qualname for s in o.symbols if s.depth == 0]
+    assert top == ["persist middleware", "clearStorage invalidates rehydration"]
+    suite = symbols["persist middleware"]
+    assert suite.kind == "module" and suite.signature == 'describe("persist middleware", () =>'
+    rehydrate = symbols["persist middleware.can rehydrate state"]
+    assert rehydrate.kind == "function" and rehydrate.signature == 'it("can rehydrate state", async () =>'
+    assert "persist middleware.can throw rehydrate error" in symbols  # `it.skip` too
+    assert "persist middleware.beforeEach" in symbols
+    assert symbols["persist middleware.can rehydrate state.Counter"].depth == 2
+    assert "useStore" in symbols["persist middleware.can rehydrate state.Counter"].calls
+    locals_ = [s for s in o.symbols if s.name in ("Counter", "storage")]
+    assert len(locals_) == 4 and all(
+        symbols[s.parent].signature.startswith(("it(", "it.skip(", "test(")) for s in locals_
+    )
+    assert "not a test" not in {s.name for s in o.symbols}
+    outline = render("tests/persist.test.ts", TEST_FILE.lstrip("\n"), o, Tier.OUTLINE, counter_for("o200k_base"))
+    assert 'it("can rehydrate state", async () =>' in outline.content
+    assert "function Counter()" not in outline.content  # a test's locals are the test's business
