@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 
 from ctx_lsp.code.languages import language_named
+from ctx_lsp.code.outline import Outline, Symbol
 from ctx_lsp.contributors.base import AssemblyContext, Excerpts, RankedFile, definition_ranks, file_candidate
 from ctx_lsp.contributors.history_prior import with_history
 from ctx_lsp.contributors.kinds import is_changelog, is_test_path, mentions_tests, wants_changelog
@@ -41,6 +42,8 @@ from ctx_lsp.relevance import (
     NAMED_HIT_RANK,
     SEARCH_HITS,
     TEST_FILE_FACTOR,
+    UNIT_CALLEE_SOURCES,
+    UNIT_CALLEES_NAMED,
     UNIT_FILES,
     UNIT_FILES_LARGE_BUDGET,
     units_share,
@@ -131,9 +134,13 @@ class Retrieval:
             shown: Excerpts | None
             if own:
                 # Its best units, in the bundle's ranking; every hit keeps its signature first
-                # in the outline around them (above the graph's ranks).
+                # in the outline around them (above the graph's ranks), and then what the
+                # best units call.
                 reason += "; " + units_reason(own, len(units))
-                bodies, named, shown = (), symbols, Excerpts.for_units([u.span for _, u in own])
+                callees = unit_callees(entry.outline, [u for _, u in own[:UNIT_CALLEE_SOURCES]])
+                named = (*symbols, *(q for q in callees if q not in symbols))
+                reason += f"; names what they call: {', '.join(callees)}" if callees else ""
+                bodies, shown = (), Excerpts.for_units([u.span for _, u in own])
             else:
                 # Bodies for the best few hits; the other hits' signatures are kept first in
                 # the outline (above the graph's ranks), so a pruned outline still names them.
@@ -239,6 +246,26 @@ def best_units(
         factor = TEST_FILE_FACTOR if not wants_tests and is_test_path(entry.path) else 1.0
         read.append((UnitFile(entry, r.score / top, owners, neighbours, factor), fu))
     return rank_units(read, ctx.query, ctx.search.term_weights(ctx.query))
+
+
+def unit_callees(outline: Outline, units: Sequence[RankedUnit]) -> list[str]:
+    """Definitions of the file that the owners of its best `units` call and that those units
+    do not show, in call order, UNIT_CALLEES_NAMED at most (a call names a function by its
+    last part: `this.render()` calls `render`)."""
+    by_qualname = {s.qualname: s for s in outline.symbols}
+    by_name: dict[str, list[Symbol]] = {}
+    for s in outline.symbols:
+        if s.kind != "heading":
+            by_name.setdefault(s.name, []).append(s)
+    found: list[str] = []
+    for u in units:
+        owner = by_qualname.get(u.unit.owner)
+        for call in owner.calls if owner is not None else ():
+            for s in by_name.get(call.rsplit(".", 1)[-1], ()):
+                shown = any(v.unit.start <= s.start_line <= v.unit.end for v in units)
+                if s is not owner and not shown and s.qualname not in found:
+                    found.append(s.qualname)
+    return found[:UNIT_CALLEES_NAMED]
 
 
 def units_reason(own: Sequence[tuple[int, RankedUnit]], ranked: int) -> str:

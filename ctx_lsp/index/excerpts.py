@@ -156,15 +156,16 @@ def lines_with_terms(lines: Sequence[str], weights: Collection[str]) -> list[int
 def densest_window(lines: Sequence[str], span: Span, size: int, weights: Mapping[str, float]) -> Span:
     """The `size` consecutive lines of `span` that hold the most of the task's words (by
     their weights), the earliest of equals (a definition's signature, when its words are
-    there); the span itself when it is no longer."""
+    there); the span itself when it is no longer. A line holds a word when the search's
+    own split finds it there (`terms`), as in `hot_spans`: the cheap pre-filter alone took
+    `surrender` for `render`."""
     start, end = span
     if end - start + 1 <= size or size < 1:
         return span
-    lower = LowerLines(lines[start - 1 : end])
+    inside = lines[start - 1 : end]
     score = [0.0] * (end - start + 1)
-    for term, weight in weights.items():
-        for n in lower.lines_with(term):
-            score[n - 1] += weight
+    for n in lines_with_terms(inside, weights):
+        score[n - 1] = sum(weights[t] for t in set(terms(inside[n - 1])) if t in weights)
     window = sum(score[:size])
     best, best_at = window, 0
     for i in range(1, len(score) - size + 1):

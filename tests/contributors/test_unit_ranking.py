@@ -304,3 +304,27 @@ def test_units_of_equal_score_rank_by_path_then_line() -> None:
     ranked = rank_units([read("b.py"), read("a.py")], "reader", {})
     assert len({u.score for u in ranked}) == 1  # four units alike: the order is the tie-break's
     assert [(u.path, u.unit.start) for u in ranked] == [("a.py", 1), ("a.py", 5), ("b.py", 1), ("b.py", 5)]
+
+
+def test_a_pruned_outline_around_shown_units_keeps_what_they_call(make_engine) -> None:
+    """Ensure that a file shown for its units keeps, in an outline too small for all its
+    definitions, the definition of its own that the best unit calls (`create_result`,
+    returned by the `handle` the task is about), and names why the file is there."""
+    helpers = "\n\n".join(f"def helper_{i}(value):\n    return value + {i}\n" for i in range(40))
+    files = {
+        "pkg/edge.py": (
+            "def handle(event):\n"
+            "    request = convert_lambda_event(event)\n"
+            "    return create_result(request)\n\n\n"
+            f"{helpers}\n\n"
+            "def create_result(response):\n    return {'status': response.status}\n"
+        ),
+    }
+    engine = make_engine(files)
+    ctx = context(engine, {"query": "convert lambda event handle", "budget": 2000})
+    edge = next(c for c in offer_of(Retrieval(), ctx).candidates if c.path == "pkg/edge.py")
+    r = rendered(edge, Tier.FOCUSED, 160, engine.counter)
+    assert "convert_lambda_event(event)" in r.content  # the unit
+    assert "def create_result(response)" in r.content  # what it calls, named
+    assert "def helper_39" not in r.content  # the outline was pruned
+    assert "names what they call: create_result" in edge.reason

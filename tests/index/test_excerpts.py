@@ -120,6 +120,9 @@ def test_the_densest_window_of_a_span_is_where_the_task_words_are() -> None:
     assert densest_window(lines, (1, 23), 4, {"run": 1.0}) == (1, 4)  # the signature's words: the start
     assert densest_window(lines, (1, 23), 4, {"nowhere": 1.0}) == (1, 4)  # none: the start
     assert densest_window(lines, (5, 7), 4, {"charset": 1.0}) == (5, 7)  # no longer than asked
+    (render,) = terms("render")
+    words = ["def draw(view):", *[f"    surrender_{i}(view)" for i in range(10)], "    return render(view)"]
+    assert densest_window(words, (1, 12), 2, {render: 1.0}) == (11, 12)  # `surrender` is not `render`
 
 
 @settings(max_examples=200, deadline=None)
