@@ -28,9 +28,10 @@ def source_digest(*modules: object) -> str:
 def outlines_version() -> str:
     """Changes when the way outlines are derived may have changed (the outline module, the
     markdown outline, every module of the language layer): the store then rebuilds its
-    rows, whose outlines were derived the old way. Without it a cache kept a test file's
-    outline from before test blocks were definitions (`languages/javascript.py`) until
-    the file itself changed."""
+    rows, whose outlines were derived the old way. Without it a cache kept every file's
+    outline as an older language layer derived it (a query pattern added, a hook changed)
+    until the file itself changed, and a cache written by newer code was read as is by
+    older code, which then served outlines it cannot derive."""
     from ctx_lsp.code import markdown, outline
     from ctx_lsp.code.languages import layer_modules
 

@@ -2,15 +2,6 @@
 components, object-literal methods (`const api = { get() {} }` → `api.get`), ES imports,
 re-exports and `require`.
 
-Test blocks are definitions too: `describe("persist", () => ...)` is a module named by its
-string, `it("rehydrates", async () => ...)` / `test(...)` a function so named, and
-`beforeEach(() => ...)` a function named by its hook. Without them a test file's outline
-was the locals of its callbacks, each a top-level definition: zustand's
-`persistAsync.test.tsx` listed `const storage =` and `function Counter()` ~45 times over
-(~400 tokens of a 2K bundle naming nothing). With them those locals are nested in the test
-that declares them (an outline hides a function's nested functions), and the outline
-reads as the tests it holds, whose descriptions are words a task shares.
-
 The patterns both JavaScript and TypeScript grammars know live here (`COMMON_QUERY` and
 the hooks); `typescript.py` adds interfaces, type aliases, enums and namespaces on top.
 """
@@ -46,19 +37,6 @@ COMMON_QUERY = f"""
 (call_expression function: (identifier) @call)
 (call_expression function: (member_expression property: (property_identifier) @call))
 (new_expression constructor: (identifier) @call)
-
-(expression_statement (call_expression
-  function: [(identifier) @_suite (member_expression object: (identifier) @_suite)]
-  arguments: (arguments . (string) . {_FUNCTION_VALUES})) @definition.module
-  (#any-of? @_suite {" ".join(f'"{w}"' for w in ("describe", "suite", "context"))}))
-(expression_statement (call_expression
-  function: [(identifier) @_test (member_expression object: (identifier) @_test)]
-  arguments: (arguments . (string) . {_FUNCTION_VALUES})) @definition.function
-  (#any-of? @_test {" ".join(f'"{w}"' for w in ("it", "test", "bench"))}))
-(expression_statement (call_expression
-  function: (identifier) @_hook
-  arguments: (arguments . {_FUNCTION_VALUES} .)) @definition.function
-  (#any-of? @_hook {" ".join(f'"{w}"' for w in ("beforeEach", "afterEach", "beforeAll", "afterAll"))}))
 
 (import_statement) @import
 (export_statement source: (_)) @import
@@ -260,28 +238,6 @@ def _key(node: Node) -> Node | None:
     return node.child_by_field_name("key")
 
 
-def _test_block_name(node: Node) -> Node | None:
-    """A test block's name: its description's text (`it("rehydrates", ...)`), or the hook
-    called (`beforeEach(() => ...)`)."""
-    arguments = node.child_by_field_name("arguments")
-    first = arguments.named_children[0] if arguments is not None and arguments.named_children else None
-    if first is not None and first.type == "string":
-        fragment = next((c for c in first.named_children if c.type == "string_fragment"), None)
-        return fragment
-    function = node.child_by_field_name("function")
-    return function if function is not None and function.type == "identifier" else None
-
-
-def _test_block_body(node: Node) -> Node | None:
-    """The body of a test block's callback (its last argument that is a function)."""
-    arguments = node.child_by_field_name("arguments")
-    callbacks = [c for c in (arguments.named_children if arguments is not None else ()) if c.type in _CALLBACKS]
-    return callbacks[-1].child_by_field_name("body") if callbacks else None
-
-
-_CALLBACKS = frozenset({"arrow_function", "function_expression", "generator_function"})
-
-
 def _property(node: Node) -> Node | None:
     return node.child_by_field_name("property") or node.child_by_field_name("name")
 
@@ -365,7 +321,6 @@ SHARED_HOOKS = {
         "field_definition": _property,
         "public_field_definition": _property,
         "assignment_expression": _assigned_name,
-        "call_expression": _test_block_name,
     },
     "owners": {"assignment_expression": _prototype_owner},
     "bodies": {
@@ -374,7 +329,6 @@ SHARED_HOOKS = {
         "pair": _value_body,
         "field_definition": _value_body,
         "public_field_definition": _value_body,
-        "call_expression": _test_block_body,
     },
     "imports": imports_of,
     "constants": constants_of,
