@@ -256,11 +256,11 @@ definitions around them), before breadth spends the rest. 110: unchanged within 
 UNIT_CALLEES_NAMED = 3
 """A file shown for its units keeps first in its outline, after the search's hits in it, up
 to this many definitions of its own that its best UNIT_CALLEE_SOURCES units call (and do not
-show): the code shown says `return createResult(res)`, and the outline says where
-`createResult` is. Measured (session 17, same instances as sessions 12–16): TypeScript open
-8K function recall 88.0 -> 89.6 (hono `ae99d86d`: the changed `createResult` lay behind a
-gap marker between the two units shown), open 32K 94.3 -> 95.8, Rust open 8K 52.7 -> 53.1;
-every other cell, and every line cell, unchanged."""
+show): the code shown calls `getNextAcceptValue(acceptHeader, i)`, and the outline says
+where `getNextAcceptValue` is. Measured (session 17, same instances as sessions 12–16):
+TypeScript open 8K function recall 88.0 -> 89.6 (hono `c85aead0`: `parseAccept` shown, the
+changed `getNextAcceptValue` it calls now named), open 32K 94.3 -> 95.8, Rust open 8K
+52.7 -> 53.1; Python open 2K 55.1 -> 54.7; no line cell moved."""
 UNIT_CALLEE_SOURCES = 3
 
 
