@@ -260,7 +260,8 @@ def unit_callees(outline: Outline, units: Sequence[RankedUnit]) -> list[str]:
     symbols = outline.symbols
     owners = {s.qualname: s for s in symbols if s.qualname in wanted_owners}
     defined = outline.names
-    called = {name for owner in owners.values() for call in owner.calls if (name := call.rsplit(".", 1)[-1]) in defined}
+    calls = {q: [name for c in s.calls if (name := c.rsplit(".", 1)[-1]) in defined] for q, s in owners.items()}
+    called = {name for names in calls.values() for name in names}
     if not called:
         return []
     by_name: dict[str, list[Symbol]] = {}
@@ -270,8 +271,8 @@ def unit_callees(outline: Outline, units: Sequence[RankedUnit]) -> list[str]:
     found: list[str] = []
     for u in units:
         owner = owners.get(u.unit.owner)
-        for call in owner.calls if owner is not None else ():
-            for s in by_name.get(call.rsplit(".", 1)[-1], ()):
+        for name in calls.get(u.unit.owner, ()):
+            for s in by_name.get(name, ()):  # a name may be a constant's only
                 shown = any(v.unit.start <= s.start_line <= v.unit.end for v in units)
                 if s is not owner and not shown and s.qualname not in found:
                     found.append(s.qualname)

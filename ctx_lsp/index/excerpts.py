@@ -46,16 +46,9 @@ def hot_spans(
     """
     if not weights or not lines:
         return ()
-    line_terms: dict[int, dict[str, int]] = {}
+    line_terms = task_terms_by_line(lines, weights)
     lines_with: dict[str, int] = {}
-    for number in lines_with_terms(lines, weights):
-        found = [t for t in terms(lines[number - 1]) if t in weights]
-        if not found:
-            continue
-        counts: dict[str, int] = {}
-        for t in found:
-            counts[t] = counts.get(t, 0) + 1
-        line_terms[number] = counts
+    for counts in line_terms.values():
         for t in counts:
             lines_with[t] = lines_with.get(t, 0) + 1
     if not line_terms:
@@ -153,19 +146,32 @@ def lines_with_terms(lines: Sequence[str], weights: Collection[str]) -> list[int
     return sorted({n for term in weights for n in lower.lines_with(term)})
 
 
+def task_terms_by_line(lines: Sequence[str], weights: Collection[str]) -> dict[int, dict[str, int]]:
+    """Each line (1-based) holding a task term, with how often it holds each: the cheap
+    pre-filter (`lines_with_terms`) picks the lines, the search's own split (`terms`)
+    confirms them (the pre-filter alone takes `surrender` for `render`)."""
+    found: dict[int, dict[str, int]] = {}
+    for number in lines_with_terms(lines, weights):
+        counts: dict[str, int] = {}
+        for t in terms(lines[number - 1]):
+            if t in weights:
+                counts[t] = counts.get(t, 0) + 1
+        if counts:
+            found[number] = counts
+    return found
+
+
 def densest_window(lines: Sequence[str], span: Span, size: int, weights: Mapping[str, float]) -> Span:
     """The `size` consecutive lines of `span` that hold the most of the task's words (by
     their weights), the earliest of equals (a definition's signature, when its words are
-    there); the span itself when it is no longer. A line holds a word when the search's
-    own split finds it there (`terms`), as in `hot_spans`: the cheap pre-filter alone took
-    `surrender` for `render`."""
+    there); the span itself when it is no longer. Lines hold words as `hot_spans` finds
+    them (`task_terms_by_line`)."""
     start, end = span
     if end - start + 1 <= size or size < 1:
         return span
-    inside = lines[start - 1 : end]
     score = [0.0] * (end - start + 1)
-    for n in lines_with_terms(inside, weights):
-        score[n - 1] = sum(weights[t] for t in set(terms(inside[n - 1])) if t in weights)
+    for n, counts in task_terms_by_line(lines[start - 1 : end], weights).items():
+        score[n - 1] = sum(weights[t] for t in counts)
     window = sum(score[:size])
     best, best_at = window, 0
     for i in range(1, len(score) - size + 1):
