@@ -14,9 +14,9 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ctx_lsp import __version__
 from ctx_lsp.assembly import pipeline
@@ -99,6 +99,27 @@ class Activity:
 
 REQUEST_PAUSE_S = 0.5
 
+REQUEST_INDEX_WAIT_S = 0.5
+"""How long a server's request waits for a first index before it is answered from what is
+indexed so far: every request is answered within a second while a monorepo indexes."""
+FIRST_ANSWER_MAX_WAIT_S = 10.0
+"""How long a first request waits past `index_wait_s` for a first index to publish any
+file (the kernel's walk and first batches: ~3 s; a small workspace is indexed whole by
+then): answered empty only if nothing is ready by then."""
+FIRST_ANSWER_POLL_S = 0.05
+CLI_INDEX_WAIT_S = 20.0
+"""How long a one-shot CLI call waits for a first index before it answers from what is
+indexed so far (the kernel's fresh clone: ~4 minutes to index on 2 cores)."""
+CATCH_UP_INTERVAL_S = 3.0
+"""While requests are answered from a partial index, how often the indexing thread brings
+the search postings and the graph up to date with what it has parsed."""
+CATCH_UP_CHUNK_FILES = 64
+"""Files applied under one hold of a derived index's lock while a pass is answered from."""
+INDEX_STOP_WAIT_S = 30.0
+"""How long closing an engine waits for a stopped pass to put its last batches away."""
+"""How long a server's request waits for a first index before it is answered from what is
+indexed so far: every request is answered within a second while a monorepo indexes."""
+
 HISTORY_WAIT_S = 30.0
 """How long `wait_for_history` waits by default: the walk stops at its own 3 s budget
 (`git_history.READ_BUDGET_S`), so this only bounds a stalled file system."""
@@ -142,7 +163,9 @@ class StatusReport:
 
     version: str
     folders: tuple[str, ...]
-    indexing: bool
+    indexing: Literal[False] | dict[str, Any]
+    """false, or while a full pass runs `{done, total, phase}`: files ready so far (requests
+    are answered from them), files found so far, and `scanning` | `parsing` | `starting`."""
     files_indexed: int
     files_by_language: dict[str, int]
     symbols_by_language: dict[str, int]
@@ -173,6 +196,14 @@ class StatusReport:
     """What the repository's history holds: `status` (commits read from which HEAD, or why
     none, or `reading…` while the first read runs in the background), `commits`, `read_s`,
     `reading`; a refused or broken repository is also under `problems`."""
+
+
+def _indexing(workspace: Workspace) -> Literal[False] | dict[str, Any]:
+    """Status's `indexing`: false, or how far the running pass is (not started is not done)."""
+    progress = workspace.progress
+    if not (progress.running or workspace.indexing):
+        return False
+    return {"done": progress.done, "total": progress.total, "phase": progress.phase}
 
 
 class Engine:
@@ -207,10 +238,20 @@ class Engine:
         self.workspace.subscribe(self.graph.update)
         self.symbols = SymbolTable()
         self.workspace.subscribe(self.symbols.update)
+        self._answered_partial = threading.Event()
+        self._partial_lock = threading.Lock()
+        self._last_catch_up = 0.0
+        """A request was answered from a partial index during the running first pass."""
+        self.workspace.subscribe(self._catch_up_while_indexing)
         self._reindex_lock = threading.Lock()
         self.activity = Activity()
         self._history: HistoryLoader | None = None
         self._history_in_background = history_in_background
+        self._index_thread: threading.Thread | None = None
+        self.index_wait_s: float | None = None
+        """How long a request waits for the first full pass before it is answered from
+        the files indexed so far (None: until the pass ends; an in-process caller that
+        indexed first never waits). A server sets `REQUEST_INDEX_WAIT_S`."""
         self._history_lock = threading.Lock()
 
     @property
@@ -220,10 +261,52 @@ class Engine:
     # ------------------------------------------------------------------ lifecycle
     def index(self, progress: ProgressFn | None = None, *, force: bool = False) -> IndexStats:
         with self._reindex_lock:
-            stats = self.workspace.index(progress, force=force)
+            self.workspace.partial.clear()
+            self._answered_partial.clear()
+            try:
+                stats = self.workspace.index(progress, force=force)
+            finally:
+                with self._partial_lock:  # a request setting the hold sees the pass over, or is undone here
+                    self._hold_derived(False)
+            if self._answered_partial.is_set():
+                self._settle_piecewise()
         if self._history_in_background:
             self.start_history()
         return stats
+
+    def _catch_up_while_indexing(self, removed: Sequence[str], updated: Sequence[object]) -> None:
+        """A workspace listener: once a request has been answered from a partial index,
+        the search postings, the graph (with its rank) and the symbol table follow the
+        pass here, on the indexing thread, every `CATCH_UP_INTERVAL_S`, and queries hold
+        off applying changes themselves: a request only ranks what is there, instead of
+        deriving the files parsed since the last one."""
+        if not (self._answered_partial.is_set() and self.workspace.indexing):
+            return
+        now = time.monotonic()
+        if now - self._last_catch_up < CATCH_UP_INTERVAL_S:
+            return
+        self._catch_up_derived()
+        self._last_catch_up = time.monotonic()
+
+    def _catch_up_derived(self) -> None:
+        """Apply what the pass has published, a chunk at a time: requests take the same
+        locks, and one holding them for seconds of derivation would make them wait."""
+        for derived in (self.search_index, self.body_index, self.graph, self.symbols):
+            while derived.catch_up(force=True, limit=CATCH_UP_CHUNK_FILES):
+                time.sleep(0)  # let a waiting request take the lock (and the GIL)
+        self.graph.warm_up(force=True)  # the rank, with nothing left to apply
+
+    def _hold_derived(self, held: bool) -> None:
+        for derived in (self.search_index, self.body_index, self.graph, self.symbols):
+            derived.hold_changes(held)
+
+    def _settle_piecewise(self) -> None:
+        """A pass published piecewise: pack the postings built file by file and keep the
+        images (postings, graph) the next process starts from."""
+        entries = list(self.workspace.files.values())
+        self.search_index.compact(entries)
+        self.body_index.compact(entries)
+        self.graph.compact(entries)
 
     def warm_up(self) -> None:
         """Build what the first bundle would otherwise wait for: the search postings and the
@@ -272,7 +355,27 @@ class Engine:
             self.start_history()  # `history` may have been switched on
         return list(loaded.warnings)
 
+    def index_in_background(self, wait_s: float, progress: ProgressFn | None = None) -> None:
+        """Start the full pass in a thread and answer requests after at most `wait_s` from
+        what is indexed by then: a one-shot call on a monorepo's fresh clone answers in
+        seconds, and what it parsed stays in the cache for the next call."""
+        self.index_wait_s = wait_s
+
+        def run() -> None:
+            try:
+                self.index(progress)
+            except Exception:
+                log.exception("indexing failed")
+                self.workspace.indexed_once.set()  # requests are answered, from what there is
+
+        self._index_thread = threading.Thread(target=run, name="ctx-lsp-index", daemon=True)
+        self._index_thread.start()
+
     def close(self) -> None:
+        thread = self._index_thread
+        if thread is not None and thread.is_alive():
+            self.workspace.cancel_index()
+            thread.join(INDEX_STOP_WAIT_S)
         if self.watcher is not None:
             self.watcher.stop()
         with self._history_lock:
@@ -297,8 +400,9 @@ class Engine:
 
     # ------------------------------------------------------------------ queries
     def outline(self, path: str, tier: int = 1) -> OutlineResult:
-        self.workspace.servable(path, "uri")  # refuse outside paths and secrets before waiting
-        self.workspace.indexed_once.wait()
+        location = self.workspace.servable(path, "uri")  # refuse outside paths and secrets before waiting
+        self.workspace.priorities.note_working([location.abs_path])
+        self.await_index()
         entry = self.workspace.get(path)
         text, entry = self.workspace.read_text(entry)
         r = render(entry.path, text, entry.outline, Tier(tier), self.counter)
@@ -316,18 +420,61 @@ class Engine:
         )
 
     def search(self, query: str, limit: int = 20) -> list[SearchHit]:
-        self.workspace.indexed_once.wait()
+        return self.search_with_warnings(query, limit)[0]
+
+    def search_with_warnings(self, query: str, limit: int = 20) -> tuple[list[SearchHit], tuple[str, ...]]:
+        """ctx/search: the hits, and what the caller must know about them (answered from a
+        partial index while the first one runs)."""
+        self.workspace.priorities.note_task(query)
+        warnings = self.await_index()
         with self.activity:
-            return self.search_index.search(query, limit)
+            return self.search_index.search(query, limit), warnings
+
+    def await_index(self) -> tuple[str, ...]:
+        """Wait for the first full pass, at most `index_wait_s` (None: until it ends), and
+        say so when the answer must come from what is indexed so far.
+
+        A monorepo's first index takes minutes, and an agent asks in the first seconds; a
+        server answers within a second from the files ready (parsed first those the
+        requests name: `IndexPriorities`), with a warning that says how far the index is.
+        Once a first pass is done, later ones (a re-index) never make requests wait."""
+        workspace = self.workspace
+        # Once one request was answered from a partial index, the next ones do not wait:
+        # the pass will not end within the wait, and every request pays it otherwise.
+        wait = 0.0 if self._answered_partial.is_set() else self.index_wait_s
+        if workspace.indexed_once.wait(wait):
+            return ()
+        # Nothing published yet (the walk, the first batches; or a small pass, which
+        # publishes only when it ends): an empty answer helps nobody, so wait for the
+        # first files, a few seconds at most.
+        deadline = time.monotonic() + FIRST_ANSWER_MAX_WAIT_S
+        while not workspace.partial.is_set() and time.monotonic() < deadline:
+            if workspace.indexed_once.wait(FIRST_ANSWER_POLL_S):
+                return ()
+        progress = workspace.progress
+        with self._partial_lock:
+            if not self._answered_partial.is_set():  # the first partial answer: derive what is there
+                self._catch_up_derived()
+                self._last_catch_up = time.monotonic()
+                if workspace.indexing:
+                    self._hold_derived(True)
+                self._answered_partial.set()
+        return (
+            f"indexing: {progress.done:,} of {progress.total:,} files ready so far ({progress.phase}); "
+            "this answer holds only what is indexed so far: ask again when ctx.status says indexing is done",
+        )
 
     def symbol(self, request: SymbolRequest) -> SymbolResult:
         """ctx/symbol: one symbol's code on demand (`index/symbols.py`). A path outside the
         workspace is refused before waiting for the index."""
         if request.path is not None:
             self.workspace.servable(request.path, "path")
-        self.workspace.indexed_once.wait()
+            self.workspace.priorities.note_working([self.workspace.locate(request.path).abs_path])
+        self.workspace.priorities.note_task(request.name.replace(".", " "))
+        warnings = self.await_index()
         with self.activity:
-            return lookup(request, self.symbols, self.workspace, self.counter, self._file_ranks)
+            result = lookup(request, self.symbols, self.workspace, self.counter, self._file_ranks)
+        return replace(result, warnings=warnings) if warnings else result
 
     def _file_ranks(self) -> Mapping[str, float]:
         """Every file's global graph rank (abs_path → [0, 1]): which of several definitions
@@ -338,11 +485,18 @@ class Engine:
         """A budgeted bundle (the steps are in `assembly.pipeline`). The request is checked
         against the configuration before waiting for the index."""
         policy = pipeline.plan(request, self.loaded.config)
+        working = []
         if request.focus is not None:
-            self.workspace.servable(request.focus.path, "focus.uri")
+            working.append(self.workspace.servable(request.focus.path, "focus.uri").abs_path)
         for i, path in enumerate(request.open):
-            self.workspace.servable(path, f"open[{i}]")
-        self.workspace.indexed_once.wait()
+            working.append(self.workspace.servable(path, f"open[{i}]").abs_path)
+        priorities = self.workspace.priorities
+        priorities.note_working(working)
+        if request.query:
+            priorities.note_task(request.query)
+        warnings = self.await_index()
+        if warnings:
+            policy = replace(policy, warnings=(*policy.warnings, *warnings))
         with self.activity:
             built = pipeline.build(request, policy, self.bundle_sources())
         self.last_snapshot = built.result.snapshot
@@ -503,7 +657,7 @@ class Engine:
         return StatusReport(
             version=__version__,
             folders=tuple(str(r) for r in ws.roots),
-            indexing=ws.indexing or not ws.indexed_once.is_set(),  # not started yet is not "done"
+            indexing=_indexing(ws),
             files_indexed=len(files),
             files_by_language=dict(sorted(by_lang.items())),
             symbols_by_language=dict(sorted(symbols_by_lang.items())),
@@ -550,6 +704,7 @@ class Engine:
                 "seconds": round(stats.last_index_s, 3),
                 "parsed": stats.parsed,
                 "reused": stats.reused,
+                "reused_by_content": stats.by_content,
             },
             last_snapshot=self.last_snapshot,
             history={

@@ -378,3 +378,5 @@ class SymbolResult:
     note: str | None = None
     """For the caller: why something is missing (close names when nothing matched, bodies
     left out for the budget, matches not listed) and what to ask next."""
+    warnings: tuple[str, ...] = ()
+    """What the caller must know about the answer: answered from a partial index."""

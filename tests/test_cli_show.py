@@ -28,7 +28,7 @@ def test_show_json_is_the_ctx_symbol_result(sample_workspace: Path, capsys) -> N
     code = main(["show", "count", "--workspace", str(sample_workspace), "--no-body", "--format", "json"])
     assert code == 0
     result = json.loads(capsys.readouterr().out)
-    assert set(result) == {"name", "matches", "ambiguous", "total_matches", "note"}
+    assert set(result) == {"name", "matches", "ambiguous", "total_matches", "note", "warnings"}
     [match] = result["matches"]
     assert match["qualname"] == "TokenCounter.count" and match["body"] is None
     assert match["range"] == {"start_line": 15, "end_line": 17} and match["uri"].startswith("file://")

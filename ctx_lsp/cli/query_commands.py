@@ -9,12 +9,18 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctx_lsp.cli.arguments import artifact, docs_request, read_json
 from ctx_lsp.cli.index_commands import open_engine
 from ctx_lsp.cli.paths import NO_CACHE, find_root, glob_literal, resolve_cli_path, workspace_of
 from ctx_lsp.errors import CtxError, InvalidParam
+
+if TYPE_CHECKING:
+    from ctx_lsp.engine import Engine
+
+PARSE_NOTE_FILES = 400
+"""A call with this many files to parse says so on stderr (a few seconds at least)."""
 
 STARTED_AT = time.time()
 """When this CLI call began: a daemon answers only once every change made before it is
@@ -91,7 +97,7 @@ def bundle(args: argparse.Namespace) -> int:
 
         request = parse_bundle(params)
         engine = open_engine(workspace)
-        engine.index()
+        index_for_answer(engine)
         if args.wait_history and not engine.wait_for_history():
             print("ctx-lsp: the history is still being read; bundling without it", file=sys.stderr)
         answer = {"result": to_wire(engine.bundle(request))}
@@ -117,6 +123,27 @@ def bundle(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     return 0
+
+
+def index_for_answer(engine: Engine) -> None:
+    """Index in the background and answer within `CLI_INDEX_WAIT_S` from what is ready
+    (a monorepo's fresh clone takes minutes); say on stderr when there is much to parse,
+    since a call that usually takes a second then takes up to that long."""
+    from ctx_lsp.engine import CLI_INDEX_WAIT_S
+
+    told = [False]
+
+    def progress(done: int, total: int, message: str) -> None:
+        to_parse = total - done
+        if not told[0] and message.endswith("files to parse") and to_parse >= PARSE_NOTE_FILES:
+            told[0] = True
+            print(
+                f"ctx-lsp: indexing {to_parse:,} files of {engine.roots[0]}; answering within "
+                f"{CLI_INDEX_WAIT_S:.0f} s from what is ready (`ctx-lsp index` fills the cache)",
+                file=sys.stderr,
+            )
+
+    engine.index_in_background(CLI_INDEX_WAIT_S, progress)
 
 
 def ask_daemon(
@@ -161,7 +188,7 @@ def show(args: argparse.Namespace) -> int:
 
         request = parse_symbol(params)
         engine = open_engine(workspace)
-        engine.index()
+        index_for_answer(engine)
         found = engine.symbol(request)
         answer = {"result": to_wire(found), "markdown": render_markdown(found, with_note=False)}
         engine.close()
@@ -172,4 +199,6 @@ def show(args: argparse.Namespace) -> int:
         sys.stdout.write(answer["markdown"])
     if result.get("note"):
         print(f"ctx-lsp: {result['note']}", file=sys.stderr)
+    for warning in result.get("warnings", ()):
+        print(f"warning: {warning}", file=sys.stderr)
     return 0 if result["matches"] else 1  # like grep: a script must not take "no such name" for code

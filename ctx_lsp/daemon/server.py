@@ -26,12 +26,13 @@ import logging
 import os
 import socket
 import struct
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from ctx_lsp.daemon.address import owned_socket, read_line, socket_path
-from ctx_lsp.engine import Engine
+from ctx_lsp.engine import REQUEST_INDEX_WAIT_S, Engine
 from ctx_lsp.errors import CtxError, InvalidParam
 from ctx_lsp.index.symbols import render_markdown
 from ctx_lsp.params import parse_bundle, parse_symbol
@@ -56,6 +57,7 @@ class Daemon:
         self.workspace = workspace.resolve()
         self.idle_timeout = idle_timeout
         self.engine = Engine([self.workspace])
+        self.engine.index_wait_s = REQUEST_INDEX_WAIT_S
         self.started = time.time()
         self.requests = 0
         self.last_request = self.started
@@ -68,9 +70,9 @@ class Daemon:
             raise CtxError("no runtime directory for the daemon's socket")
         listener = self._bind(path)
         try:
-            self.engine.index()
-            self.engine.warm_up()
-            self.engine.start_watching()
+            # Indexing runs beside the accept loop: a monorepo's first index takes minutes,
+            # and calls meanwhile are answered from what is indexed so far.
+            threading.Thread(target=self._prepare, name="ctx-lsp-index", daemon=True).start()
             log.info("ctx-lsp daemon for %s listening on %s", self.workspace, path)
             listener.listen(16)
             listener.settimeout(ACCEPT_POLL_S)
@@ -90,6 +92,14 @@ class Daemon:
                     path.unlink()
             self.engine.close()
         return 0
+
+    def _prepare(self) -> None:
+        try:
+            self.engine.index()
+            self.engine.warm_up()
+        except Exception:
+            log.exception("indexing failed")
+        self.engine.start_watching()
 
     def _bind(self, path: Path) -> socket.socket:
         """Bind the socket, replacing a stale one (its daemon died) but never a live one."""

@@ -7,6 +7,7 @@ on the thread that reports the index ready) and lets `update` never wait for a q
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Sequence
 
@@ -19,6 +20,10 @@ class ChangeQueue:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._pending: dict[str, IndexedFile | None] = {}
+        self.held = False
+        """While a first index is published piecewise, queries do not apply the queue
+        (a request would derive a second of parsing each time); the indexing thread does,
+        every few seconds (`Engine._catch_up_while_indexing`), with `force`."""
 
     def add(self, removed: Sequence[str], updated: Sequence[IndexedFile]) -> None:
         with self._lock:
@@ -27,10 +32,18 @@ class ChangeQueue:
             for entry in updated:
                 self._pending[entry.abs_path] = entry
 
-    def drain(self) -> dict[str, IndexedFile | None]:
+    def drain(self, force: bool = False, limit: int | None = None) -> dict[str, IndexedFile | None]:
+        """The queued changes, oldest first (at most `limit`: a caller applying them under
+        a lock that requests also take applies a few at a time); none while `held`,
+        unless `force`."""
+        if self.held and not force:
+            return {}
         with self._lock:
-            pending, self._pending = self._pending, {}
-        return pending
+            if limit is None or len(self._pending) <= limit:
+                pending, self._pending = self._pending, {}
+                return pending
+            taken = list(itertools.islice(self._pending, limit))
+            return {path: self._pending.pop(path) for path in taken}
 
     def __bool__(self) -> bool:
         return bool(self._pending)

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from pathlib import Path
+from typing import ClassVar, NamedTuple
 
 from ctx_lsp.code.languages import language_for, language_named, outline_in
 from ctx_lsp.code.outline import Outline, outline_for, outline_from_json, outline_to_json
@@ -19,7 +23,7 @@ from ctx_lsp.gate import Refused, read_file
 from ctx_lsp.index.scan import SkipReason, looks_binary
 from ctx_lsp.index.secret_files import credential_kind
 from ctx_lsp.index.secret_tokens import mask_tokens
-from ctx_lsp.index.store import StoredFile
+from ctx_lsp.index.store import StoredFile, analysis_key
 from ctx_lsp.index.unit_postings import UnitPostings, unit_postings_blob, unpack
 from ctx_lsp.tokens import TokenCounter, counter_for
 
@@ -320,10 +324,17 @@ class ReadOutcome:
     uncounted: str | None = None
     """Text whose exact token count the row still lacks (read with `encoding=None`; the
     row's `tokens` is 0 until `count_outcome`)."""
+    reused: tuple[str, int, int] | None = None
+    """(analysis key, size, mtime) of content the cache already holds an analysis of: not
+    analysed again; the indexer takes the stored one (`IndexStore.stored_analysis`)."""
 
-    def __reduce__(self) -> tuple[type[ReadOutcome], tuple[StoredFile | None, str | None, str | None, str | None]]:
+    def __reduce__(
+        self,
+    ) -> tuple[
+        type[ReadOutcome], tuple[StoredFile | None, str | None, str | None, str | None, tuple[str, int, int] | None]
+    ]:
         """Pickled as its fields, like `StoredFile`: each crosses back from a pool worker."""
-        return (ReadOutcome, (self.row, self.skip_reason, self.error, self.uncounted))
+        return (ReadOutcome, (self.row, self.skip_reason, self.error, self.uncounted, self.reused))
 
 
 class ReadJob(NamedTuple):
@@ -336,12 +347,55 @@ class ReadJob(NamedTuple):
     max_bytes: int
     check_secret: bool
     """Keep it out if its content is a private key (false only for opted-in paths)."""
+    cache_db: str = ""
+    """The folder's index cache, if on disk: a worker asks it whether the content was
+    analysed before (`KnownAnalyses`); "" for none."""
 
 
-def read_and_analyse(job: ReadJob, encoding: str | None) -> ReadOutcome:
+KnownFn = Callable[[str], bool]
+"""known(analysis key) — whether the cache holds that analysis."""
+
+
+class KnownAnalyses:
+    """Read-only lookups of a cache's analysis keys from a pool worker: one connection per
+    database per process, opened on first use. Content-addressed reuse must not need the
+    indexing process: a worker that finds a key skips the parse it was sent for."""
+
+    _connections: ClassVar[dict[tuple[int, str], sqlite3.Connection | None]] = {}
+    """By (process, database): a forked worker must not use its parent's connection."""
+
+    @classmethod
+    def lookup(cls, cache_db: str) -> KnownFn | None:
+        if not cache_db:
+            return None
+        slot = (os.getpid(), cache_db)
+        if slot not in cls._connections:
+            try:
+                conn: sqlite3.Connection | None = sqlite3.connect(
+                    f"{Path(cache_db).as_uri()}?mode=ro", uri=True, timeout=0.5, check_same_thread=False
+                )
+            except sqlite3.Error:
+                conn = None
+            cls._connections[slot] = conn
+        found = cls._connections[slot]
+        if found is None:
+            return None
+        conn_ = found
+
+        def known(key: str) -> bool:
+            try:
+                return conn_.execute("SELECT 1 FROM analyses WHERE key=?", (key,)).fetchone() is not None
+            except sqlite3.Error:
+                return False
+
+        return known
+
+
+def read_and_analyse(job: ReadJob, encoding: str | None, known: KnownFn | None = None) -> ReadOutcome:
     """Worker entry point: read a file through the gate and analyse it, turning every
     failure into a reason. With `encoding` None, exact token counts are left to the
-    caller (`ReadOutcome.uncounted`)."""
+    caller (`ReadOutcome.uncounted`). Content the cache already analysed (`known`, or
+    the job's cache) is not analysed again: the outcome says which analysis to reuse."""
     rel_path = job.rel_path
     try:
         read = read_file(job.abs_path, [job.root], job.max_bytes)
@@ -354,6 +408,20 @@ def read_and_analyse(job: ReadJob, encoding: str | None) -> ReadOutcome:
     except Refused as err:
         return ReadOutcome(None, err.reason)
     data, mtime_ns = read.data, read.mtime_ns
+    key = analysis_key(content_hash(data), rel_path, job.check_secret)
+    if known is None:
+        known = KnownAnalyses.lookup(job.cache_db)
+    if known is not None and known(key):
+        return ReadOutcome(None, reused=(key, len(data), mtime_ns))
+    outcome = _analysed(job, data, mtime_ns, encoding)
+    if outcome.row is None:
+        return outcome
+    return ReadOutcome(replace(outcome.row, key=key), outcome.skip_reason, outcome.error, outcome.uncounted)
+
+
+def _analysed(job: ReadJob, data: bytes, mtime_ns: int, encoding: str | None) -> ReadOutcome:
+    """`read_and_analyse` once the bytes are read and are not known to the cache."""
+    rel_path = job.rel_path
     if looks_binary(data):
         return ReadOutcome(binary_row(rel_path, data, mtime_ns), SkipReason.BINARY)
     size = len(data)
@@ -399,4 +467,4 @@ def count_outcome(outcome: ReadOutcome, counter: TokenCounter, counted: dict[str
     tokens = counted.get(row.hash)
     if tokens is None:
         tokens = counted[row.hash] = counter.count(text)
-    return ReadOutcome(replace(row, tokens=tokens), outcome.skip_reason, outcome.error)
+    return ReadOutcome(replace(row, tokens=tokens), outcome.skip_reason, outcome.error, reused=outcome.reused)

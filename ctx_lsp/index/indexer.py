@@ -7,14 +7,16 @@ never publishes an entry. The workspace applies its results, so one place swaps 
 
 from __future__ import annotations
 
+import concurrent.futures
 import enum
 import gc
+import heapq
 import logging
 import multiprocessing
 import os
 import threading
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -38,10 +40,11 @@ from ctx_lsp.index.files import (
     to_indexed,
 )
 from ctx_lsp.index.folders import Folder, Folders, Location
+from ctx_lsp.index.priorities import REST, IndexPriorities
 from ctx_lsp.index.scan import ScannedFile, SkipReason, classify_file, scan_folder
 from ctx_lsp.index.secret_files import PRIVATE_KEY_KIND
 from ctx_lsp.index.store import IndexStore, StoredFile
-from ctx_lsp.tokens import counter_for
+from ctx_lsp.tokens import TokenCounter, counter_for
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +53,36 @@ PARALLEL_MIN_FILES = 400
 BATCH_FILES = 64
 """Files per worker task: big enough to amortise pickling, small enough to balance load."""
 MAX_AUTO_WORKERS = 4
+INFLIGHT_PER_WORKER = 2
+"""Batches handed to each worker ahead of time: enough to keep it busy while this process
+counts and stores, few enough that a file a request names now is parsed a batch or two
+later, not after every file the walk found before it."""
+PUBLISH_INTERVAL_S = 1.0
+"""How often a long first index hands what it has so far to the workspace, so requests
+are answered from it (each publish copies the file map: ~5 ms at 85,000 files)."""
+PUBLISH_MIN_PARSED = PARALLEL_MIN_FILES
+"""A pass parsing fewer files than this publishes nothing before it ends."""
 MAX_REPORTED_PROBLEMS = 50
 
 ProgressFn = Callable[[int, int, str], None]
 """progress(done, total, message) — called from the indexing thread."""
+PublishFn = Callable[[list[IndexedFile]], None]
+"""publish(entries) — entries ready during a full pass, before it ends (indexing thread)."""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexProgress:
+    """How far a full pass is, for status and for requests answered meanwhile. Replaced
+    whole by the indexing thread, read without a lock."""
+
+    running: bool
+    done: int
+    """Files whose entries are ready (reused or parsed)."""
+    total: int
+    """Files found so far (final once the walk is over)."""
+    phase: str
+    """starting | scanning (the walk is still finding files) | parsing | finishing (every file
+    read; the entries are being swapped in) | done"""
 
 
 @dataclass
@@ -71,6 +100,10 @@ class IndexStats:
     last_index_s: float = 0.0
     parsed: int = 0
     reused: int = 0
+    """Rows whose size and mtime matched the cache: not even read."""
+    by_content: int = 0
+    """Files read again whose content the cache had analysed (a branch switched back, a
+    file touched or moved): not parsed."""
 
 
 class Change(enum.Enum):
@@ -108,6 +141,10 @@ class Indexer:
         self._folders = folders
         self._stores: dict[Path, IndexStore] = {}
         self._stores_lock = threading.Lock()
+        self.progress = IndexProgress(False, 0, 0, "not started")
+        self.cancelled = threading.Event()
+        """Set to end a running full pass early (a one-shot CLI call that has answered):
+        what is parsed is kept in the cache, nothing else is read."""
 
     def reconfigure(self, config: Config) -> None:
         old = self.config
@@ -161,21 +198,31 @@ class Indexer:
         *,
         force: bool,
         stale: Collection[str],
+        publish: PublishFn | None = None,
+        priorities: IndexPriorities | None = None,
     ) -> tuple[dict[str, IndexedFile], IndexStats]:
         """Every indexed file of every folder, reusing `current` entries and cached rows
         whose size and mtime still match, except for `stale` paths (read since, and found
-        changed: their size and mtime may match by chance)."""
+        changed: their size and mtime may match by chance).
+
+        While files are parsed, `publish` gets the entries ready so far (reused and
+        parsed alike) every `PUBLISH_INTERVAL_S`, so requests can be answered from a
+        partial index; files are parsed in `priorities`' order."""
         started = time.perf_counter()
         stats = IndexStats()
         out: dict[str, IndexedFile] = {}
-        for folder in self._folders:
-            try:
-                self._index_folder(folder, current, stale, stats, out, progress, force)
-            except Exception as err:  # one folder's failure (a bug included) is reported, not fatal
-                log.exception("indexing %s failed", folder.root)
-                stats.problems.append(
-                    f"{folder.name}: indexing stopped by {type(err).__name__}: {err}; the other folders are indexed"
-                )
+        self.progress = IndexProgress(True, 0, 0, "scanning")
+        try:
+            for folder in self._folders:
+                try:
+                    self._index_folder(folder, current, stale, stats, out, progress, force, publish, priorities)
+                except Exception as err:  # one folder's failure (a bug included) is reported, not fatal
+                    log.exception("indexing %s failed", folder.root)
+                    stats.problems.append(
+                        f"{folder.name}: indexing stopped by {type(err).__name__}: {err}; the other folders are indexed"
+                    )
+        finally:  # entries not swapped in yet: the caller says when the pass is done
+            self.progress = IndexProgress(True, len(out), len(out), "finishing")
         stats.last_index_s = time.perf_counter() - started
         return out, stats
 
@@ -188,6 +235,8 @@ class Indexer:
         out: dict[str, IndexedFile],
         progress: ProgressFn | None,
         force: bool,
+        publish: PublishFn | None,
+        priorities: IndexPriorities | None,
     ) -> None:
         if progress:
             progress(0, 0, f"scanning {folder.root}")
@@ -195,9 +244,29 @@ class Indexer:
         stored = {} if force else store.load_all()
         root = str(folder.root)
         reused: dict[str, IndexedFile] = {}
+        parsed: dict[str, IndexedFile] = {}
+        unpublished: list[IndexedFile] = []
+        before = len(out)  # files of the folders indexed before this one
+        found = [0]
+        last_publish = [time.monotonic()]
+
+        def maybe_publish() -> None:
+            """Hand what is ready to `publish` while many files are still to parse (a pass
+            that reuses cached rows, or parses a few, is done before anyone would wait)."""
+            if publish is None or not unpublished or len(reading) < PUBLISH_MIN_PARSED:
+                return
+            now = time.monotonic()
+            if now - last_publish[0] < PUBLISH_INTERVAL_S:
+                return
+            last_publish[0] = now
+            ready = list(unpublished)
+            unpublished.clear()
+            publish(ready)
 
         def decide(sf: ScannedFile) -> None:
             """Reuse what is known about a file found by the walk, or start reading it."""
+            found[0] += 1
+            self.progress = IndexProgress(True, before + len(reused) + len(parsed), before + found[0], "scanning")
             if sf.abs_path not in stale:
                 display = self._folders.display_path(folder, sf.rel_path)
                 known = current.get(sf.abs_path)
@@ -208,6 +277,7 @@ class Indexer:
                     and _same_stat(known, sf.size, sf.mtime_ns)
                 ):
                     reused[sf.abs_path] = known
+                    unpublished.append(known)
                     return
                 row = stored.get(sf.rel_path)
                 if row is not None and row.size == sf.size and row.mtime_ns == sf.mtime_ns:
@@ -215,14 +285,44 @@ class Indexer:
                         _count_unindexed(stats, row)
                         return
                     try:
-                        reused[sf.abs_path] = to_indexed(row, root, sf.abs_path, display)
+                        entry = reused[sf.abs_path] = to_indexed(row, root, sf.abs_path, display)
+                        unpublished.append(entry)
                         return
                     except Exception as err:
                         log.debug("cached outline for %s unreadable: %s", sf.rel_path, err)
-            reading.add(self._job(folder, sf.abs_path, sf.rel_path))
+            reading.add(self._job(folder, sf.abs_path, sf.rel_path, by_content=not force))
+
+        def store_batch(batch: Iterable[tuple[ReadJob, ReadOutcome]]) -> None:
+            """Cache a batch's rows as it comes back (the writes overlap the parsing of the
+            next ones instead of following the last), and make its entries."""
+            fresh: list[StoredFile] = []
+            known: list[tuple[str, int, int, str]] = []
+            for job, outcome in batch:
+                row = outcome.row
+                if row is None:
+                    continue
+                if outcome.reused is not None:  # an analysis the cache holds: point the path at it
+                    known.append((row.rel_path, row.size, row.mtime_ns, row.key))
+                else:
+                    fresh.append(row)
+                if row.language not in UNINDEXED_LANGUAGES:
+                    entry = to_indexed(row, root, job.abs_path, self._folders.display_path(folder, job.rel_path))
+                    parsed[job.abs_path] = entry
+                    unpublished.append(entry)
+            store.put_many(fresh)
+            store.put_paths(known)
+            self.progress = IndexProgress(True, before + len(reused) + reading.done, before + found[0], "parsing")
+            maybe_publish()
 
         folder.rules.forget_all()
-        with _Reading(self.config.tokenizer, self.config.index.workers) as reading:
+        with _Reading(
+            self.config.tokenizer,
+            self.config.index.workers,
+            store_batch,
+            priorities,
+            self.cancelled,
+            lambda job, outcome: self._reuse(store, job, outcome),
+        ) as reading:
             scan = scan_folder(folder.root, folder.rules, self.config.index.max_file_bytes, on_file=decide)
             stats.skipped.update(scan.skipped)
             stats.too_large += [self._folders.display_path(folder, p) for p in scan.too_large]
@@ -234,26 +334,12 @@ class Indexer:
             if progress:
                 progress(total - to_read, total, f"{to_read} files to parse")
 
-            def store_batch(batch: Iterable[tuple[ReadJob, ReadOutcome]]) -> None:
-                """Cache a batch's rows as it comes back: the writes overlap the parsing of
-                the next ones instead of following the last."""
-                fresh: list[StoredFile] = []
-                touched: list[tuple[str, int, int]] = []
-                for job, outcome in batch:
-                    row = outcome.row
-                    if row is None:
-                        continue
-                    old = stored.get(job.rel_path)
-                    if row.language not in UNINDEXED_LANGUAGES and old is not None and old.hash == row.hash:
-                        touched.append((row.rel_path, row.size, row.mtime_ns))
-                    else:
-                        fresh.append(row)
-                store.put_many(fresh)
-                store.touch_many(touched)
+            def parsing(done: int) -> None:
+                self.progress = IndexProgress(True, before + total - to_read + done, before + total, "parsing")
+                if progress:
+                    progress(total - to_read + done, total, "parsing")
 
-            outcomes = reading.finish(
-                lambda done: progress and progress(total - to_read + done, total, "parsing"), store_batch
-            )
+            outcomes = reading.finish(parsing)
         todo: list[ScannedFile] = []
         for sf in scan.files:  # path order, reused entries first, as the index has always held them
             entry = reused.get(sf.abs_path)
@@ -273,21 +359,42 @@ class Indexer:
                 if outcome.error and len(stats.problems) < MAX_REPORTED_PROBLEMS:
                     stats.problems.append(outcome.error)
                 continue
-            out[sf.abs_path] = to_indexed(row, root, sf.abs_path, self._folders.display_path(folder, sf.rel_path))
-            stats.parsed += 1
+            out[sf.abs_path] = parsed[sf.abs_path]
+            if outcome.reused is not None:
+                stats.by_content += 1
+            else:
+                stats.parsed += 1
         seen = {sf.rel_path for sf in scan.files}
         store.delete_many(p for p in stored if p not in seen)
+        if not self.cancelled.is_set():
+            store.forget_unreferenced()
         if progress:
             progress(total, total, "done")
 
-    def _job(self, folder: Folder, abs_path: str, rel_path: str) -> ReadJob:
+    def _job(self, folder: Folder, abs_path: str, rel_path: str, by_content: bool = True) -> ReadJob:
+        """A read of one file; `by_content` lets it reuse an analysis of the same content
+        (not for a forced pass, which parses everything again)."""
+        store = self._store(folder)
         return ReadJob(
             abs_path,
             rel_path,
             str(folder.root),
             self.config.index.max_file_bytes,
             folder.rules.secrets.content_check(rel_path),
+            "" if store.location == ":memory:" or not by_content else store.location,
         )
+
+    def _reuse(self, store: IndexStore, job: ReadJob, outcome: ReadOutcome) -> ReadOutcome:
+        """The outcome of content the cache had analysed: its stored analysis as this
+        path's row (and the reason an unindexed one is kept out); analysed here after all
+        if the analysis is gone since the worker looked."""
+        assert outcome.reused is not None
+        key, size, mtime_ns = outcome.reused
+        row = store.stored_analysis(key, job.rel_path, size, mtime_ns)
+        if row is None:
+            return read_and_analyse(job, self.config.tokenizer, known=lambda _key: False)
+        reason = UNINDEXED_LANGUAGES.get(row.language)
+        return ReadOutcome(row, reason, reused=outcome.reused)
 
     # ------------------------------------------------------------------ some paths
     def refresh(
@@ -375,16 +482,22 @@ class Indexer:
             if scanned is not None:
                 if existing is not None and _same_stat(existing, st.st_size, st.st_mtime_ns) and not force:
                     return FileOutcome(abs_path, Change.UNCHANGED)
-                outcome = read_and_analyse(self._job(folder, abs_path, rel), self.config.tokenizer)
+                store = self._store(folder)
+                job = self._job(folder, abs_path, rel)
+                outcome = read_and_analyse(job, self.config.tokenizer)
+                if outcome.reused is not None:
+                    outcome = self._reuse(store, job, outcome)
                 reason = outcome.skip_reason
                 row = outcome.row
                 if row is not None and row.language not in UNINDEXED_LANGUAGES:
+                    if outcome.reused is not None:
+                        store.put_paths([(rel, row.size, row.mtime_ns, row.key)])
+                    else:
+                        store.put_many([row])
                     if existing is not None and existing.hash == row.hash:
-                        self._store(folder).touch_many([(rel, row.size, row.mtime_ns)])
                         return FileOutcome(
                             abs_path, Change.RESTAMPED, replace(existing, size=row.size, mtime_ns=row.mtime_ns)
                         )
-                    self._store(folder).put_many([row])
                     entry = to_indexed(row, str(folder.root), abs_path, self._folders.display_path(folder, rel))
         if entry is not None:
             return FileOutcome(abs_path, Change.UPDATED, entry)
@@ -426,28 +539,47 @@ class Indexer:
 class _Reading:
     """The files one full pass reads and analyses, started while the walk still runs.
 
-    Once enough files are waiting to pay for it (`PARALLEL_MIN_FILES`, or two when
-    `index.workers` is set above one), a process pool starts and each batch goes to it as
-    soon as it fills, so parsing overlaps the rest of the walk. Workers do not count
-    tokens: this process loads the encoding while they parse (it need not be loaded before
-    they fork, nor once per worker when they cannot fork) and counts each file exactly,
-    once per content hash, as its batch comes back. Fewer files are read in this process,
-    in order. On Django (2 cores) the workers parse ~5.2 s of CPU between them and this
-    process counts ~1.3 s; with many more cores its counting would bound the pass.
+    Jobs wait in a queue ordered by `IndexPriorities.rank` (walk order within a rank) and
+    are handed out a batch at a time, at most `INFLIGHT_PER_WORKER` batches a worker
+    ahead, so a file a request names now is parsed within a batch or two, not after
+    everything found before it. Once enough files are waiting to pay for it
+    (`PARALLEL_MIN_FILES`, or two when `index.workers` is set above one), a process pool
+    starts. Workers do not count tokens: this process loads the encoding while they parse
+    and counts each file exactly, once per content hash, as its batch comes back. Batches
+    are consumed as they complete (`on_batch`), once the walk is over (consuming during it
+    made the kernel's 2 s walk take a minute, and files a request names were queued late),
+    so what is parsed can be published while the rest is. Fewer files are read in this
+    process, best first, a batch at a time.
     """
 
-    def __init__(self, encoding: str, configured_workers: int):
+    def __init__(
+        self,
+        encoding: str,
+        configured_workers: int,
+        on_batch: Callable[[list[tuple[ReadJob, ReadOutcome]]], object],
+        priorities: IndexPriorities | None = None,
+        cancelled: threading.Event | None = None,
+        resolve: Callable[[ReadJob, ReadOutcome], ReadOutcome] | None = None,
+    ):
         self._encoding = encoding
+        self._resolve = resolve
+        self._cancelled = cancelled or threading.Event()
         self._configured = configured_workers
-        self._jobs: list[ReadJob] = []
-        self._queued = 0
-        """Jobs handed to the pool so far (a prefix of `_jobs`)."""
+        self._on_batch = on_batch
+        self._priorities = priorities
+        self._version = priorities.version if priorities is not None else 0
+        self._queue: list[tuple[int, int, ReadJob]] = []
+        """(rank, walk order, job): a heap, best first."""
+        self._added = 0
         self._pool: ProcessPoolExecutor | None = None
-        self._batches: deque[tuple[int, Future[list[ReadOutcome]]]] = deque()
-        """(index of the first job, its batch's result), in the order submitted."""
+        self._inflight: dict[Future[list[ReadOutcome]], list[ReadJob]] = {}
+        self._counter: TokenCounter | None = None
+        self._counted: dict[str, int] = {}
+        self.results: dict[str, ReadOutcome] = {}
+        self.done = 0
 
     def __len__(self) -> int:
-        return len(self._jobs)
+        return self._added
 
     def __enter__(self) -> _Reading:
         return self
@@ -458,53 +590,80 @@ class _Reading:
             self._pool = None
 
     def add(self, job: ReadJob) -> None:
-        self._jobs.append(job)
+        rank = self._priorities.rank(job.abs_path, job.rel_path) if self._priorities is not None else REST
+        heapq.heappush(self._queue, (rank, self._added, job))
+        self._added += 1
         if self._pool is None:
-            workers = self._workers(len(self._jobs))
+            workers = self._workers(self._added)
             if workers <= 1:
                 return
             self._pool = ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_worker_started)
-        if len(self._jobs) - self._queued >= BATCH_FILES:
-            self._submit()
+            self._limit = workers * INFLIGHT_PER_WORKER
+        if len(self._queue) >= BATCH_FILES:  # results wait for `finish`: the walk stays a walk
+            self._submit(full_only=True)
 
-    def finish(
-        self,
-        on_done: Callable[[int], object],
-        on_batch: Callable[[list[tuple[ReadJob, ReadOutcome]]], object],
-    ) -> dict[str, ReadOutcome]:
-        """Every file's outcome, with exact token counts, by absolute path. `on_batch` gets
-        them a batch at a time as they are ready, `on_done` the number done so far."""
-        results: dict[str, ReadOutcome] = {}
+    def finish(self, on_done: Callable[[int], object]) -> dict[str, ReadOutcome]:
+        """Every file's outcome, with exact token counts, by absolute path; `on_batch` has
+        had them a batch at a time as they were ready, `on_done` the number done so far."""
         if self._pool is None:  # too few files for a pool to pay off
-            for i, job in enumerate(self._jobs, 1):
-                results[job.abs_path] = read_and_analyse(job, self._encoding)
-                if i % BATCH_FILES == 0:
-                    on_done(i)
-            on_batch([(job, results[job.abs_path]) for job in self._jobs])
-            return results
-        self._submit()
-        counter = counter_for(self._encoding)  # loads while the workers parse
-        counted: dict[str, int] = {}
-        done = 0
-        while self._batches:  # popped as consumed: a batch's texts are freed once counted
-            first, future = self._batches.popleft()
-            batch = [
-                (job, count_outcome(outcome, counter, counted))
-                for job, outcome in zip(self._jobs[first:], future.result())
-            ]
-            for job, outcome in batch:
-                results[job.abs_path] = outcome
-            done += len(batch)
-            on_batch(batch)
-            on_done(done)
-        return results
+            while self._queue and not self._cancelled.is_set():
+                self._resort()
+                batch = [heapq.heappop(self._queue)[2] for _ in range(min(BATCH_FILES, len(self._queue)))]
+                self._consume(batch, [read_and_analyse(job, self._encoding) for job in batch])
+                on_done(self.done)
+            return self.results
+        self._submit(full_only=False)
+        while self._inflight:
+            self._collect()
+            if self._cancelled.is_set():
+                for future in self._inflight:
+                    future.cancel()
+                break
+            self._submit(full_only=False)
+            on_done(self.done)
+        return self.results
 
-    def _submit(self) -> None:
+    def _submit(self, *, full_only: bool) -> None:
         assert self._pool is not None
-        while self._queued < len(self._jobs):
-            batch = self._jobs[self._queued : self._queued + BATCH_FILES]
-            self._batches.append((self._queued, self._pool.submit(read_batch, batch, None)))
-            self._queued += len(batch)
+        if self._cancelled.is_set():
+            return
+        self._resort()
+        while self._queue and len(self._inflight) < self._limit:
+            if full_only and len(self._queue) < BATCH_FILES:
+                return
+            batch = [heapq.heappop(self._queue)[2] for _ in range(min(BATCH_FILES, len(self._queue)))]
+            self._inflight[self._pool.submit(read_batch, batch, None)] = batch
+
+    def _collect(self) -> None:
+        """Wait for a batch, and consume every batch that is ready."""
+        if not self._inflight:
+            return
+        ready, _ = concurrent.futures.wait(self._inflight, return_when=concurrent.futures.FIRST_COMPLETED)
+        for future in ready:
+            batch = self._inflight.pop(future)
+            if self._counter is None:
+                self._counter = counter_for(self._encoding)  # loaded while the workers parsed
+            outcomes = [count_outcome(o, self._counter, self._counted) for o in future.result()]
+            self._consume(batch, outcomes)
+
+    def _consume(self, batch: list[ReadJob], outcomes: list[ReadOutcome]) -> None:
+        resolve = self._resolve
+        if resolve is not None:
+            outcomes = [resolve(job, o) if o.reused is not None else o for job, o in zip(batch, outcomes)]
+        pairs = list(zip(batch, outcomes))
+        for job, outcome in pairs:
+            self.results[job.abs_path] = outcome
+        self.done += len(pairs)
+        self._on_batch(pairs)
+
+    def _resort(self) -> None:
+        """Rank the queue again if what the first requests read has changed since."""
+        priorities = self._priorities
+        if priorities is None or priorities.version == self._version:
+            return
+        self._version = priorities.version
+        self._queue = [(priorities.rank(job.abs_path, job.rel_path), seq, job) for _, seq, job in self._queue]
+        heapq.heapify(self._queue)
 
     def _workers(self, n_files: int) -> int:
         """Pool size once `n_files` are waiting (1: no pool, yet)."""

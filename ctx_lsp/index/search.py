@@ -186,11 +186,17 @@ class SearchIndex:
         """
         self._changes.add(removed, updated)
 
-    def catch_up(self) -> None:
+    def hold_changes(self, held: bool) -> None:
+        """Queries stop (or resume) applying index changes: see `ChangeQueue.held`."""
+        self._changes.held = held
+
+    def catch_up(self, force: bool = False, limit: int | None = None) -> bool:
+        """Apply queued changes (at most `limit`); whether there were any. `force` applies
+        them while queries hold them (`hold_changes`)."""
         with self._lock:  # drained and applied under one lock: batches apply in order
-            pending = self._changes.drain()
+            pending = self._changes.drain(force, limit)
             if not pending:
-                return
+                return False
             cache = self._cache
             entries = [e for e in pending.values() if e is not None]
             whole = not self._paths and len(pending) == len(entries) > 1
@@ -209,6 +215,20 @@ class SearchIndex:
                 self._set_base(fresh)  # the documents derived here packed, their dicts freed
         if cache is not None and fresh is not None:
             cache.save_image(entries, fresh)
+        return True
+
+    def compact(self, entries: Sequence[IndexedFile]) -> None:
+        """After a full pass that was published piecewise (answered from a partial index
+        while it ran), pack what was added since the base into a new base, and keep its
+        image for the next process: `entries` are the index's files now."""
+        self.catch_up()
+        with self._lock:
+            if not self._docs and not self._dead:
+                return
+            fresh = self._image(entries)
+            self._set_base(fresh)
+        if self._cache is not None:
+            self._cache.save_image(entries, fresh)
 
     # ------------------------------------------------------------------ the base
     def _set_base(self, image: PostingsImage) -> None:

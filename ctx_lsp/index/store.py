@@ -1,9 +1,14 @@
 """The index cache: one SQLite database per workspace folder, in `.ctx-lsp/`.
 
-Rows are keyed by path and carry the content hash, so a restart re-parses only what
-changed: an unchanged (size, mtime) pair reuses the row without reading the file, and a
-changed mtime with the same hash (a `touch`, a checkout of the same content) reuses it
-after one read.
+Two tables. `analyses` holds what a file's content yields (outline, units, token count),
+keyed by content (`analysis_key`: the bytes' hash, the file's suffix, whether secrets
+are masked), so it does not matter which path or branch the content came from. `files`
+maps each path to its (size, mtime) and its analysis. A restart re-parses only what
+changed: an unchanged (size, mtime) pair reuses the row without reading the file; a
+changed one is read and hashed, and content seen before (a `touch`, a `git checkout` of
+another branch and back, a file moved) reuses its analysis without parsing. Analyses no
+path refers to any more are kept for a while (`UNREFERENCED_KEPT`), so switching back to
+a tree seen before re-parses nothing.
 
 The cache is an optimisation, never a source of failure: a corrupt file, a database
 written by another schema or tokenizer, or one locked by another process is replaced
@@ -26,6 +31,7 @@ import os
 import sqlite3
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +41,7 @@ from ctx_lsp.index.versions import outlines_version
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 """Bump whenever the row layout or the outline JSON changes; old caches are rebuilt."""
 
 CACHE_DIR_NAME = ".ctx-lsp"
@@ -43,12 +49,22 @@ DB_FILE_NAME = "index.sqlite3"
 LOCK_TIMEOUT_S = 0.5
 """How long to wait for another process's write lock before bypassing the cache."""
 
+UNREFERENCED_KEPT_MIN = 4096
+"""Analyses kept that no path refers to (the other side of a branch switch), at least..."""
+UNREFERENCED_KEPT_SHARE = 4
+"""...and up to one for every this many referenced ones, newest first: the cache stays
+within a quarter of its size above what the tree needs."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     rel_path TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
+    key TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS analyses (
+    key TEXT PRIMARY KEY,
     hash TEXT NOT NULL,
     language TEXT NOT NULL,
     tokens INTEGER NOT NULL,
@@ -57,7 +73,8 @@ CREATE TABLE IF NOT EXISTS files (
     decode_replaced INTEGER NOT NULL,
     outline TEXT NOT NULL,
     masked TEXT NOT NULL,
-    units BLOB NOT NULL
+    units BLOB NOT NULL,
+    seen INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS derived (key TEXT PRIMARY KEY, digest TEXT NOT NULL, value TEXT NOT NULL);
 """
@@ -82,10 +99,12 @@ class StoredFile:
     For a row of a file kept out as a secret by content, the kind of credential it is."""
     units: bytes = b""
     """Its code units and their terms (`unit_postings.pack`); b"" for a file without."""
+    key: str = ""
+    """Its analysis's key (`analysis_key`): what the cache finds it by, whatever its path."""
 
     def __reduce__(
         self,
-    ) -> tuple[type[StoredFile], tuple[str, int, int, str, str, int, int, int, bool, str, str, bytes]]:
+    ) -> tuple[type[StoredFile], tuple[str, int, int, str, str, int, int, int, bool, str, str, bytes, str]]:
         """Pickled as its fields in order: every row of a cold index crosses from a pool
         worker, and the dataclass default for frozen, slotted classes looks up `fields()`
         on both sides of every row (~2x the pickling CPU, measured on Django)."""
@@ -104,8 +123,24 @@ class StoredFile:
                 self.outline_json,
                 self.masked,
                 self.units,
+                self.key,
             ),
         )
+
+    @property
+    def analysis_key(self) -> str:
+        """`key`, or for a row made without one (an editor buffer) its hash and language."""
+        return self.key or f"{self.hash}:{self.language}"
+
+
+def analysis_key(content_hash: str, rel_path: str, masked: bool) -> str:
+    """What a file's analysis is keyed by: the hash of its bytes as read, its suffix (the
+    language a path's extension picks) and whether secret tokens are masked in it (opted-
+    in paths are not). The same content under another path of the same kind, on another
+    branch, shares the analysis."""
+    name = rel_path.rsplit("/", 1)[-1]
+    suffix = name[name.rfind(".") :].lower() if "." in name[1:] else name
+    return f"{content_hash}:{suffix}:{int(masked)}"
 
 
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
@@ -169,6 +204,7 @@ class IndexStore:
     def __init__(self, conn: sqlite3.Connection, location: str, warnings: list[str]):
         self._conn = conn
         self._lock = threading.Lock()
+        self._seen = 0
         self.location = location
         self.warnings = warnings
 
@@ -223,23 +259,56 @@ class IndexStore:
         with self._lock:
             try:
                 rows = self._conn.execute(
-                    "SELECT rel_path, size, mtime_ns, hash, language, tokens, line_count,"
-                    " symbols, decode_replaced, outline, masked, units FROM files"
+                    "SELECT f.rel_path, f.size, f.mtime_ns, a.hash, a.language, a.tokens, a.line_count,"
+                    " a.symbols, a.decode_replaced, a.outline, a.masked, a.units, f.key"
+                    " FROM files f JOIN analyses a ON a.key = f.key"
                 ).fetchall()
             except sqlite3.DatabaseError as err:
                 self.warnings.append(f"index cache read failed ({err}); re-indexing")
                 return {}
         return {
-            r[0]: StoredFile(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9], r[10], bytes(r[11]))
+            r[0]: StoredFile(
+                r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9], r[10], bytes(r[11]), r[12]
+            )
             for r in rows
         }
 
+    def known(self, key: str) -> bool:
+        """Whether an analysis is stored under `key` (content seen before)."""
+        with self._lock:
+            try:
+                return self._conn.execute("SELECT 1 FROM analyses WHERE key=?", (key,)).fetchone() is not None
+            except sqlite3.DatabaseError:
+                return False
+
+    def stored_analysis(self, key: str, rel_path: str, size: int, mtime_ns: int) -> StoredFile | None:
+        """The row for `rel_path` (at this size and mtime) from the analysis stored under
+        `key`, or None if there is none (any more)."""
+        with self._lock:
+            try:
+                r = self._conn.execute(
+                    "SELECT hash, language, tokens, line_count, symbols, decode_replaced, outline, masked, units"
+                    " FROM analyses WHERE key=?",
+                    (key,),
+                ).fetchone()
+            except sqlite3.DatabaseError:
+                return None
+        if r is None:
+            return None
+        return StoredFile(
+            rel_path, size, mtime_ns, r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], bytes(r[8]), key
+        )
+
     def put_many(self, files: Iterable[StoredFile]) -> None:
-        rows = [
-            (
-                f.rel_path,
-                f.size,
-                f.mtime_ns,
+        """Store rows: each one's analysis (once per key) and its path's entry."""
+        seen = self._next_seen()
+        analyses: dict[str, tuple] = {}
+        paths = []
+        for f in files:
+            key = f.analysis_key
+            paths.append((f.rel_path, f.size, f.mtime_ns, key))
+            analyses[key] = (
+                key,
                 f.hash,
                 f.language,
                 f.tokens,
@@ -249,12 +318,29 @@ class IndexStore:
                 f.outline_json,
                 f.masked,
                 f.units,
+                seen,
             )
-            for f in files
-        ]
-        if not rows:
+        if not paths:
             return
-        self._write("INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        self._write_all(
+            ("INSERT OR REPLACE INTO analyses VALUES (?,?,?,?,?,?,?,?,?,?,?)", list(analyses.values())),
+            ("INSERT OR REPLACE INTO files VALUES (?,?,?,?)", paths),
+        )
+
+    def put_paths(self, paths: Iterable[tuple[str, int, int, str]]) -> None:
+        """Point paths (rel_path, size, mtime, key) at analyses already stored."""
+        rows = list(paths)
+        if rows:
+            seen = self._next_seen()
+            self._write_all(
+                ("INSERT OR REPLACE INTO files VALUES (?,?,?,?)", rows),
+                ("UPDATE analyses SET seen=? WHERE key=?", [(seen, key) for *_, key in rows]),
+            )
+
+    def _next_seen(self) -> int:
+        """When analyses were last referenced: the clock, strictly increasing per store."""
+        self._seen = max(time.time_ns(), self._seen + 1)
+        return self._seen
 
     def touch_many(self, updates: Iterable[tuple[str, int, int]]) -> None:
         """Record a new (size, mtime) for rows whose content hash did not change."""
@@ -263,12 +349,33 @@ class IndexStore:
             self._write("UPDATE files SET size=?, mtime_ns=? WHERE rel_path=?", rows)
 
     def delete_many(self, rel_paths: Iterable[str]) -> None:
+        """Forget paths; their analyses stay until `forget_unreferenced` drops them."""
         rows = [(p,) for p in rel_paths]
         if rows:
             self._write("DELETE FROM files WHERE rel_path=?", rows)
 
+    def forget_unreferenced(self) -> int:
+        """Drop the analyses no path refers to beyond the newest `UNREFERENCED_KEPT_MIN`
+        (or a `UNREFERENCED_KEPT_SHARE`th of the referenced ones, if more); how many."""
+        with self._lock:
+            try:
+                with self._conn:
+                    (referenced,) = self._conn.execute("SELECT count(DISTINCT key) FROM files").fetchone()
+                    kept = max(UNREFERENCED_KEPT_MIN, referenced // UNREFERENCED_KEPT_SHARE)
+                    cursor = self._conn.execute(
+                        "DELETE FROM analyses WHERE key IN ("
+                        " SELECT key FROM analyses WHERE key NOT IN (SELECT key FROM files)"
+                        " ORDER BY seen DESC LIMIT -1 OFFSET ?)",
+                        (kept,),
+                    )
+                    return cursor.rowcount
+            except sqlite3.DatabaseError as err:
+                log.warning("index cache: could not drop old analyses (%s)", err)
+                return 0
+
     def clear(self) -> None:
         self._write("DELETE FROM files", [()])
+        self._write("DELETE FROM analyses", [()])
         self._write("DELETE FROM derived", [()])
 
     # ------------------------------------------------------------------ derived state
@@ -289,12 +396,16 @@ class IndexStore:
             self._conn.close()
 
     def _write(self, sql: str, rows: list[tuple]) -> None:
-        if not rows:
-            return
+        if rows:
+            self._write_all((sql, rows))
+
+    def _write_all(self, *statements: tuple[str, list[tuple]]) -> None:
+        """Each statement over its rows, in one transaction."""
         with self._lock:
             try:
                 with self._conn:
-                    self._conn.executemany(sql, rows)
+                    for sql, rows in statements:
+                        self._conn.executemany(sql, rows)
             except sqlite3.DatabaseError as err:
                 # The cache is best effort: a failed write costs a re-parse next start.
                 msg = f"index cache write failed ({err})"

@@ -88,10 +88,15 @@ class SymbolTable:
     def update(self, removed: Sequence[str], updated: Sequence[IndexedFile]) -> None:
         self._changes.add(removed, updated)
 
-    def catch_up(self) -> None:
-        pending = self._changes.drain()
+    def hold_changes(self, held: bool) -> None:
+        """Queries stop (or resume) applying index changes: see `ChangeQueue.held`."""
+        self._changes.held = held
+
+    def catch_up(self, force: bool = False, limit: int | None = None) -> bool:
+        """Apply queued changes (at most `limit`); whether there were any."""
+        pending = self._changes.drain(force, limit)
         if not pending:
-            return
+            return False
         with self._lock:
             for abs_path, entry in pending.items():
                 for name in self._names_of.pop(abs_path, ()):
@@ -108,6 +113,7 @@ class SymbolTable:
                     self._names_of[abs_path] = names
                     for name in names:
                         self._by_name.setdefault(name, set()).add(abs_path)
+        return True
 
     def files_defining(self, names: Iterable[str]) -> list[IndexedFile]:
         """The files defining any of `names`, in path order."""

@@ -25,8 +25,9 @@ from ctx_lsp.errors import CtxError, InvalidParam, NotFound, OutsideWorkspace
 from ctx_lsp.gate import Reason, Refused, read_head
 from ctx_lsp.index.files import IndexedFile, content_hash, decode
 from ctx_lsp.index.folders import Folders, Location
-from ctx_lsp.index.indexer import Change, FileOutcome, Indexer, IndexStats, ProgressFn
+from ctx_lsp.index.indexer import Change, FileOutcome, Indexer, IndexProgress, IndexStats, ProgressFn
 from ctx_lsp.index.overlays import Buffer, Overlays
+from ctx_lsp.index.priorities import IndexPriorities
 from ctx_lsp.index.secret_files import credential_kind
 from ctx_lsp.index.secret_tokens import mask_tokens_text
 from ctx_lsp.index.store import IndexStore
@@ -88,6 +89,10 @@ class Workspace:
         self.stats = IndexStats()
         self.indexing = False
         self.indexed_once = threading.Event()
+        self.partial = threading.Event()
+        """Set once a first pass has published entries before its end (see `_publish`)."""
+        self.priorities = IndexPriorities()
+        """What the first requests will read; a long first pass parses it first."""
 
     # ------------------------------------------------------------------ folders and settings
     @property
@@ -181,10 +186,13 @@ class Workspace:
         """Bring the index in line with the disk; reuse the cache for unchanged files."""
         with self._lock:
             self.indexing = True
+            self._indexer.progress = IndexProgress(True, 0, 0, "starting")
             stale, self._stale = self._stale, set()
         try:
             with self._update_lock:
-                files, stats = self._indexer.index(self.files, progress, force=force, stale=stale)
+                files, stats = self._indexer.index(
+                    self.files, progress, force=force, stale=stale, publish=self._publish, priorities=self.priorities
+                )
                 with self._lock:
                     for buffer in self._overlays.buffers():
                         abs_path = buffer.entry.abs_path
@@ -202,7 +210,32 @@ class Workspace:
         finally:
             with self._lock:
                 self.indexing = False
+                self._indexer.progress = IndexProgress(False, len(self.files), len(self.files), "done")
             self.indexed_once.set()
+
+    def cancel_index(self) -> None:
+        """End a running full pass early and for good (the engine is closing)."""
+        self._indexer.cancelled.set()
+
+    def _publish(self, entries: Sequence[IndexedFile]) -> None:
+        """Entries a long full pass has ready before it ends: added to `files` (open
+        buffers win), so requests meanwhile are answered from what is indexed so far. The
+        pass's final swap then changes only what was not published."""
+        with self._lock:
+            fresh = [e for e in entries if e.abs_path not in self._overlays]
+            if not fresh:
+                return
+            self.files = {**self.files, **{e.abs_path: e for e in fresh}}
+        self.partial.set()
+        self._notify([], fresh)
+
+    @property
+    def progress(self) -> IndexProgress:
+        """How far the running full pass is (`running` false when none runs)."""
+        progress = self._indexer.progress
+        if not progress.running and not self.indexed_once.is_set():
+            return IndexProgress(True, 0, 0, "starting")
+        return progress
 
     def refresh(self, paths: Iterable[str | Path]) -> Refresh:
         """Re-check paths (files or directories) against disk, for the watcher and the editor.

@@ -23,7 +23,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import WithJsonSchema
 
 from ctx_lsp import __version__
-from ctx_lsp.engine import Engine
+from ctx_lsp.engine import REQUEST_INDEX_WAIT_S, Engine
 from ctx_lsp.errors import CtxError, InvalidParam
 from ctx_lsp.index.symbols import DEFAULT_MAX_TOKENS, MAX_TOKENS_CAP, render_markdown
 from ctx_lsp.mcp import arguments, output
@@ -218,8 +218,12 @@ def create_server(engine: Engine) -> MCPServer:
 
     def search_code(query: Query = None, limit: Limit = None) -> CallToolResult:
         request = parse_search(present({"query": query, "limit": limit}))
-        hits = engine.search(request.query, request.limit)
-        text = output.fit(output.search_text(request.query, hits), engine.counter, "lower limit")
+        hits, warnings = engine.search_with_warnings(request.query, request.limit)
+        text = output.fit(
+            "".join(f"warning: {w}\n" for w in warnings) + output.search_text(request.query, hits),
+            engine.counter,
+            "lower limit",
+        )
         return _answer(text, output.search_summary(hits))
 
     def get_library_docs(
@@ -326,6 +330,7 @@ def prepare(engine: Engine) -> None:
 def run(workspace: Path) -> int:
     """Serve MCP over stdio for `workspace` until the client closes stdin."""
     engine = Engine([workspace])
+    engine.index_wait_s = REQUEST_INDEX_WAIT_S  # tools answer from a partial index while the first one runs
     threading.Thread(target=prepare, args=(engine,), name="ctx-lsp-index", daemon=True).start()
     try:
         create_server(engine).run("stdio")

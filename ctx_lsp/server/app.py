@@ -23,7 +23,7 @@ from pygls.lsp.server import LanguageServer
 
 from ctx_lsp import __version__
 from ctx_lsp.config import MAX_DROPPED_SETTINGS, without_key
-from ctx_lsp.engine import Engine
+from ctx_lsp.engine import REQUEST_INDEX_WAIT_S, Engine
 from ctx_lsp.errors import ConfigError, CtxError
 from ctx_lsp.index.workspace import ProgressFn
 from ctx_lsp.params import uri_to_path
@@ -85,6 +85,7 @@ class CtxServer(LanguageServer):
         for _ in range(MAX_DROPPED_SETTINGS):
             try:
                 self.engine = Engine(folders, options)
+                self.engine.index_wait_s = REQUEST_INDEX_WAIT_S  # answered from a partial index meanwhile
                 self._log_config_warnings()
                 return
             except ConfigError as err:
@@ -98,6 +99,7 @@ class CtxServer(LanguageServer):
                 self.log(f"Invalid initializationOptions, using defaults: {err}", lsp.MessageType.Error)
                 break
         self.engine = Engine(folders, None)
+        self.engine.index_wait_s = REQUEST_INDEX_WAIT_S
         self._log_config_warnings()
 
     def _log_config_warnings(self) -> None:

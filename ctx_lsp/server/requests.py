@@ -55,8 +55,9 @@ def register(server: CtxServer) -> None:
         request = parse_search(params)
         engine = ls.require_engine()
         await ls.buffers.settled()
-        hits = await off_loop(engine.search, request.query, request.limit)
+        hits, warnings = await off_loop(engine.search_with_warnings, request.query, request.limit)
         return {
+            "warnings": list(warnings),
             "hits": [
                 {
                     "path": h.path,
@@ -66,7 +67,7 @@ def register(server: CtxServer) -> None:
                     "score": h.score,
                 }
                 for h in hits
-            ]
+            ],
         }
 
     @server.feature("ctx/symbol")

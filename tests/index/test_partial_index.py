@@ -1,0 +1,147 @@
+"""Tests for answering while a first index runs (issue 34, item 1): `index/priorities.py`,
+the indexer's publishing, and the engine's answers from a partial index.
+
+A monorepo's first index takes minutes; requests must be answered from what is indexed
+so far, say so, and find first the files the requests name. The pass is held still
+after its first publish (the workspace's publish is wrapped), so what a request sees
+is decided by the test, not by the machine's speed.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from ctx_lsp.engine import Engine
+from ctx_lsp.index import indexer
+from ctx_lsp.index.priorities import FIRST, NAMED, NEAR, REST, IndexPriorities
+from ctx_lsp.params import parse_bundle, parse_symbol
+from tests.conftest import write_tree
+
+FILLER_FILES = 520
+"""Over `PUBLISH_MIN_PARSED`: a pass that parses fewer publishes nothing before its end."""
+
+
+def _workspace(tmp_path: Path) -> Path:
+    files = {
+        f"pkg/sub{i % 7}/mod_{i}.py": f'"""Module {i}."""\n\n\ndef helper_{i}(value):\n    return value + {i}\n'
+        for i in range(FILLER_FILES)
+    }
+    files["a_kernel/fork.py"] = (
+        '"""Process creation."""\n\n\n'
+        'def copy_process(pid):\n    """Copy a process when fork runs."""\n    return pid\n'
+    )
+    return write_tree(tmp_path / "ws", files)
+
+
+class HeldPass:
+    """Wraps a workspace's publish: the pass stops after its first publish until released."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.published = threading.Event()
+        self.release = threading.Event()
+        workspace = engine.workspace
+        original = workspace._publish
+
+        def publish(entries):  # type: ignore[no-untyped-def]
+            original(entries)
+            if not self.published.is_set():
+                self.published.set()
+                assert self.release.wait(60), "the test never released the pass"
+
+        workspace._publish = publish  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(indexer, "PUBLISH_INTERVAL_S", 0.0)
+    engine = Engine([_workspace(tmp_path)], {"index": {"workers": 1, "cache": False}}, history_in_background=False)
+    held = HeldPass(engine)
+    yield engine, held
+    held.release.set()
+    engine.close()
+
+
+def test_requests_during_a_first_index_are_answered_from_it_and_say_so(held) -> None:
+    """Ensure that a bundle, a symbol lookup, a search and status asked while the first
+    index runs are answered from the files ready so far, with a warning that says how far
+    the index is; the files the first task names were parsed first; once the pass ends,
+    the answers are whole and the warning is gone."""
+    engine, pass_ = held
+    engine.workspace.priorities.note_task("copy_process fails when fork runs")
+    engine.index_in_background(0.1)
+    assert pass_.published.wait(60)
+
+    status = engine.status()
+    assert status.indexing and status.indexing["phase"] == "parsing"
+    assert 0 < status.indexing["done"] < status.indexing["total"] == FILLER_FILES + 1
+    assert 0 < status.files_indexed < FILLER_FILES + 1
+
+    result = engine.bundle(parse_bundle({"query": "copy_process fails when fork runs", "budget": 2000}))
+    warnings = result.snapshot.warnings
+    assert any(w.startswith("indexing: ") and "indexed so far" in w for w in warnings), warnings
+    assert any(s.path == "a_kernel/fork.py" for s in result.sections), [s.path for s in result.sections]
+
+    found = engine.symbol(parse_symbol({"name": "copy_process"}))
+    assert [m.path for m in found.matches] == ["a_kernel/fork.py"] and found.warnings
+
+    hits, search_warnings = engine.search_with_warnings("copy_process")
+    assert hits and hits[0].path == "a_kernel/fork.py" and search_warnings
+
+    pass_.release.set()
+    assert engine._index_thread is not None
+    engine._index_thread.join(60)
+    assert not engine.status().indexing and engine.status().files_indexed == FILLER_FILES + 1
+    whole = engine.bundle(parse_bundle({"query": "helper_519 value", "budget": 2000}))
+    assert not any(w.startswith("indexing: ") for w in whole.snapshot.warnings)
+    assert any(s.path == "pkg/sub1/mod_519.py" for s in whole.sections)
+    hits, search_warnings = engine.search_with_warnings("helper_3")
+    assert not search_warnings and any(h.path == "pkg/sub3/mod_3.py" for h in hits)
+
+
+def test_the_files_being_worked_on_are_parsed_first(held) -> None:
+    """Ensure that a file named as being worked on, and its folder, come before the rest
+    of the walk, whatever their place in it."""
+    engine, pass_ = held
+    ws = engine.roots[0].resolve()
+    engine.workspace.priorities.note_working([str(ws / "pkg/sub3/mod_500.py")])
+    engine.index_in_background(0.1)
+    assert pass_.published.wait(60)
+    ready = {entry.path for entry in engine.workspace.files.values()}
+    assert "pkg/sub3/mod_500.py" in ready
+    first_batch = [p for p in ready if p.startswith("pkg/sub3/")]
+    assert len(first_batch) == len(ready), sorted(ready)[:5]  # the folder, nothing else yet
+
+
+def test_a_short_pass_publishes_nothing_before_its_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ensure that a pass parsing fewer than PUBLISH_MIN_PARSED files swaps its entries in
+    once, at the end (a small repository is indexed before anyone waits)."""
+    monkeypatch.setattr(indexer, "PUBLISH_INTERVAL_S", 0.0)
+    root = write_tree(tmp_path / "ws", {f"m{i}.py": f"X{i} = {i}\n" for i in range(80)})
+    engine = Engine([root], {"index": {"cache": False}}, history_in_background=False)
+    engine.index()
+    assert not engine.workspace.partial.is_set() and len(engine.workspace.files) == 80
+    engine.close()
+
+
+def test_priorities_rank_working_files_their_folders_imports_and_task_words() -> None:
+    """Ensure that the order is working files, then their folders and what they import,
+    then paths the task's words name, then the rest; and that every change moves `version`
+    (a queue sorted under an older one is sorted again)."""
+    p = IndexPriorities()
+    assert p.rank("/ws/kernel/fork.c", "kernel/fork.c") == REST
+    p.note_working(["/ws/kernel/exit.c"], imports=["linux.sched"])
+    v = p.version
+    p.note_task("copy_process fails when fork runs out of pids")
+    assert p.version > v
+    assert p.rank("/ws/kernel/exit.c", "kernel/exit.c") == FIRST
+    assert p.rank("/ws/kernel/fork.c", "kernel/fork.c") == NEAR  # same folder
+    assert p.rank("/ws/include/linux/sched.h", "include/linux/sched.h") == NEAR  # imported
+    assert p.rank("/ws/tools/fork_test.py", "tools/fork_test.py") == NAMED
+    assert p.rank("/ws/drivers/net/e1000.c", "drivers/net/e1000.c") == REST
+    v = p.version
+    p.note_task("fork")  # nothing new
+    p.note_working(["/ws/kernel/exit.c"])
+    assert p.version == v
