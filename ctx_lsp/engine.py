@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import math
 import os
 import threading
 import time
@@ -28,6 +29,7 @@ from ctx_lsp.errors import CtxError
 from ctx_lsp.history.windowing import WindowResult, window_messages
 from ctx_lsp.index.body_terms import body_index
 from ctx_lsp.index.derived import DerivedCache
+from ctx_lsp.index.files import CHARS_PER_TOKEN_ESTIMATE
 from ctx_lsp.index.graph import ReferenceGraph
 from ctx_lsp.index.history_loader import HistoryLoader
 from ctx_lsp.index.history_signals import HistorySignals
@@ -183,8 +185,11 @@ class StatusReport:
     """Indexed files refused when read since the last index (path → reason): swapped for
     a link out of the workspace, a FIFO or a device, grown past the size limit."""
     symbols: int
-    tokens: int  # exact, of code and markdown
-    tokens_estimated: int  # chars/4 estimate of other text files
+    tokens: int
+    """Exact, of the code and markdown files counted so far (a file is counted when first
+    shown, not at indexing)."""
+    tokens_estimated: int
+    """Estimated (chars/4) for the rest: other text files, and code not counted yet."""
     tokenizer: str
     open_documents: int
     watcher: WatcherStatus
@@ -499,6 +504,7 @@ class Engine:
             policy = replace(policy, warnings=(*policy.warnings, *warnings))
         with self.activity:
             built = pipeline.build(request, policy, self.bundle_sources())
+        self.workspace.save_counts()  # whole-file counts it made, for the next process
         self.last_snapshot = built.result.snapshot
         self.last_explanation = built.explanation
         return built.result
@@ -675,7 +681,11 @@ class Engine:
             refused=ws.refused(),
             symbols=sum(f.symbols for f in files.values()),
             tokens=sum(f.tokens for f in files.values() if f.tokens_exact),
-            tokens_estimated=sum(f.tokens for f in files.values() if not f.tokens_exact),
+            tokens_estimated=sum(
+                f.tokens if f.tokens_counted else math.ceil(f.size / CHARS_PER_TOKEN_ESTIMATE)
+                for f in files.values()
+                if not (f.tokens_exact and f.tokens_counted)
+            ),
             tokenizer=self.counter.name,
             open_documents=len(ws.overlay_paths()),
             watcher=WatcherStatus(

@@ -128,10 +128,14 @@ class Candidate:
     tier: Tier  # the richest tier wanted; condensing steps down from here
     render: RenderFn
     min_tier: Tier = Tier.OUTLINE
-    whole_tokens: int | None = None
-    """Tokens of the whole content (tier 3, uncut) when known without rendering it (a
-    file's count from the index): assembly skips rendering a whole file that cannot fit,
-    which costs a tokenizer pass over it (Django 8K: ~4 ms of a bundle)."""
+    whole_count: Callable[[], int | None] | None = None
+    """Tokens of the whole content (tier 3, uncut), counted once when first asked (a
+    file's count is not made at indexing: `Workspace.whole_tokens`): assembly skips
+    rendering a whole file that cannot fit, and shows whole a file that does."""
+
+    @property
+    def whole_tokens(self) -> int | None:
+        return self.whole_count() if self.whole_count is not None else None
 
 
 def memoised(fn: RenderFn) -> RenderFn:

@@ -365,7 +365,18 @@ def file_candidate(
     """
     workspace, counter, focus = ctx.workspace, ctx.counter, tuple(focus)
     # Markdown is shown readable (HTML dropped), so its count on disk is not what renders.
-    whole_tokens = entry.tokens if language_named(entry.language) is not None and entry.tokens_exact else None
+    counts_whole = language_named(entry.language) is not None and entry.tokens_exact
+
+    @_once
+    def whole_tokens() -> int | None:
+        """The whole file's count, made the first time assembly asks (not at indexing)."""
+        if not counts_whole:
+            return None
+        try:
+            return workspace.whole_tokens(entry, counter)
+        except CtxError:  # unreadable since indexing: rendering says so
+            return None
+
     version = (entry.abs_path, entry.hash, entry.overlay_version)
 
     @_once
@@ -398,7 +409,7 @@ def file_candidate(
                 excerpts=spans,
                 excerpt_share=excerpts.share if excerpts is not None else EXCERPT_SHARE,
                 basis=basis,
-                whole_tokens=whole_tokens if shareable else None,  # the indexed text's count
+                whole_tokens=whole_tokens() if shareable else None,  # the indexed text's count
             ),
             shareable,
         )
@@ -438,5 +449,5 @@ def file_candidate(
         reason=reason,
         tier=tier,
         render=memoised(rendering),
-        whole_tokens=whole_tokens,
+        whole_count=whole_tokens,
     )

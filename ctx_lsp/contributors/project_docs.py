@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from ctx_lsp.contributors.base import AssemblyContext, file_candidate
+from ctx_lsp.errors import CtxError
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.terms import query_terms
 from ctx_lsp.tokens import TokenCounter
@@ -104,7 +105,9 @@ class ProjectDocs:
         # Agent instructions are read whole when they fit; a README (the fallback) is for
         # people, so its headings say enough unless the task is about what it documents.
         is_readme = posixpath.basename(entry.path) == FALLBACK_FILE
-        skim = is_readme and len(focus) < README_FOCUS_MIN_HEADINGS and entry.tokens > README_WHOLE_MAX_TOKENS
+        skim = (
+            is_readme and len(focus) < README_FOCUS_MIN_HEADINGS and _whole_tokens(ctx, entry) > README_WHOLE_MAX_TOKENS
+        )
         tier = Tier.OUTLINE if skim else ctx.max_tier
         candidate = file_candidate(ctx, entry, self.name, 1.0, reason, tier, focus)
         return Offer(self.name, [readable(ctx, entry, candidate)], self.strategy)
@@ -153,3 +156,11 @@ def _trimmed(rendering: Rendering, counter: TokenCounter) -> Rendering:
         start_line=rendering.start_line + leading,
         end_line=end_line,
     )
+
+
+def _whole_tokens(ctx: AssemblyContext, entry: IndexedFile) -> int:
+    """The file's whole count (made on first use); one that cannot be read counts as big."""
+    try:
+        return ctx.workspace.whole_tokens(entry, ctx.counter)
+    except CtxError:
+        return README_WHOLE_MAX_TOKENS + 1

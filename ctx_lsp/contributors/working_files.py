@@ -250,7 +250,7 @@ class WorkingFiles:
                 else:
                     excerpts = Excerpts.for_units([u.span for u in units])
                     cap = sum(u.cost for u in units) + WORKING_OUTLINE_TOKENS
-            elif not focus and w.entry.tokens <= SMALL_FILE_TOKENS:
+            elif not focus and _whole_tokens(ctx, w.entry) <= SMALL_FILE_TOKENS:
                 tier = ctx.max_tier if ctx.tier >= Tier.FOCUSED else ctx.tier  # small enough: whole file
             elif not focus:
                 focus = task_symbols(hits)
@@ -271,3 +271,11 @@ class WorkingFiles:
             )
         candidates.sort(key=lambda c: (-c.salience, c.path))
         return Offer(self.name, candidates, self.strategy, whole_if_it_fits=ctx.tier == Tier.FULL)
+
+
+def _whole_tokens(ctx: AssemblyContext, entry: IndexedFile) -> int:
+    """The file's whole count (made on first use); one that cannot be read counts as big."""
+    try:
+        return ctx.workspace.whole_tokens(entry, ctx.counter)
+    except CtxError:
+        return SMALL_FILE_TOKENS + 1

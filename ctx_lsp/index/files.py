@@ -25,7 +25,7 @@ from ctx_lsp.index.secret_files import credential_kind
 from ctx_lsp.index.secret_tokens import mask_tokens
 from ctx_lsp.index.store import StoredFile, analysis_key
 from ctx_lsp.index.unit_postings import UnitPostings, unit_postings_blob, unpack
-from ctx_lsp.tokens import TokenCounter, counter_for
+from ctx_lsp.tokens import TokenCounter
 
 
 @dataclass(slots=True, eq=False)
@@ -54,6 +54,8 @@ class IndexedFile:
     masked: str = ""
     """Kinds of token masked in its text, comma-separated; "" for none (status counts them)."""
     overlay_version: int | None = None  # set while an editor buffer overrides the disk copy
+    key: str = ""
+    """Its analysis's key in the cache (`store.analysis_key`); "" for an editor buffer."""
     units_blob: bytes = field(default=b"", repr=False)
     """Its code units and their terms as cached (`unit_postings`); b"" when not derived at
     indexing (a file without units, an editor buffer: see `unit_postings_for`)."""
@@ -74,7 +76,13 @@ class IndexedFile:
 
     @property
     def tokens_exact(self) -> bool:
+        """Its language is counted exactly; `tokens` is 0 until counted (`Workspace.whole_tokens`)."""
         return counted_exactly(self.language)
+
+    @property
+    def tokens_counted(self) -> bool:
+        """`tokens` is the exact count (or an estimate for text not counted exactly)."""
+        return bool(self.tokens) or not self.size or not self.tokens_exact
 
 
 MARKDOWN_LANGUAGE = "markdown"
@@ -309,6 +317,7 @@ def to_indexed(row: StoredFile, root: str, abs_path: str, display: str, outline:
         decode_replaced=row.decode_replaced,
         outline_json=row.outline_json,
         masked=row.masked,
+        key=row.key,
         units_blob=row.units,
         _outline=outline,
     )
@@ -321,20 +330,15 @@ class ReadOutcome:
     row: StoredFile | None
     skip_reason: str | None = None
     error: str | None = None
-    uncounted: str | None = None
-    """Text whose exact token count the row still lacks (read with `encoding=None`; the
-    row's `tokens` is 0 until `count_outcome`)."""
     reused: tuple[str, int, int] | None = None
     """(analysis key, size, mtime) of content the cache already holds an analysis of: not
     analysed again; the indexer takes the stored one (`IndexStore.stored_analysis`)."""
 
     def __reduce__(
         self,
-    ) -> tuple[
-        type[ReadOutcome], tuple[StoredFile | None, str | None, str | None, str | None, tuple[str, int, int] | None]
-    ]:
+    ) -> tuple[type[ReadOutcome], tuple[StoredFile | None, str | None, str | None, tuple[str, int, int] | None]]:
         """Pickled as its fields, like `StoredFile`: each crosses back from a pool worker."""
-        return (ReadOutcome, (self.row, self.skip_reason, self.error, self.uncounted, self.reused))
+        return (ReadOutcome, (self.row, self.skip_reason, self.error, self.reused))
 
 
 class ReadJob(NamedTuple):
@@ -391,11 +395,12 @@ class KnownAnalyses:
         return known
 
 
-def read_and_analyse(job: ReadJob, encoding: str | None, known: KnownFn | None = None) -> ReadOutcome:
+def read_and_analyse(job: ReadJob, known: KnownFn | None = None) -> ReadOutcome:
     """Worker entry point: read a file through the gate and analyse it, turning every
-    failure into a reason. With `encoding` None, exact token counts are left to the
-    caller (`ReadOutcome.uncounted`). Content the cache already analysed (`known`, or
-    the job's cache) is not analysed again: the outcome says which analysis to reuse."""
+    failure into a reason. Whole-file token counts are not made here: a code or markdown
+    row's `tokens` is 0 until first needed (`Workspace.whole_tokens`). Content the cache
+    already analysed (`known`, or the job's cache) is not analysed again: the outcome
+    says which analysis to reuse."""
     rel_path = job.rel_path
     try:
         read = read_file(job.abs_path, [job.root], job.max_bytes)
@@ -413,13 +418,13 @@ def read_and_analyse(job: ReadJob, encoding: str | None, known: KnownFn | None =
         known = KnownAnalyses.lookup(job.cache_db)
     if known is not None and known(key):
         return ReadOutcome(None, reused=(key, len(data), mtime_ns))
-    outcome = _analysed(job, data, mtime_ns, encoding)
+    outcome = _analysed(job, data, mtime_ns)
     if outcome.row is None:
         return outcome
-    return ReadOutcome(replace(outcome.row, key=key), outcome.skip_reason, outcome.error, outcome.uncounted)
+    return ReadOutcome(replace(outcome.row, key=key), outcome.skip_reason, outcome.error)
 
 
-def _analysed(job: ReadJob, data: bytes, mtime_ns: int, encoding: str | None) -> ReadOutcome:
+def _analysed(job: ReadJob, data: bytes, mtime_ns: int) -> ReadOutcome:
     """`read_and_analyse` once the bytes are read and are not known to the cache."""
     rel_path = job.rel_path
     if looks_binary(data):
@@ -434,37 +439,18 @@ def _analysed(job: ReadJob, data: bytes, mtime_ns: int, encoding: str | None) ->
     machine = machine_written(rel_path, data)
     if machine is not None:
         return ReadOutcome(machine_row(rel_path, data, mtime_ns, machine), UNINDEXED_LANGUAGES[machine])
-    uncounted: str | None = None
-    try:
-        if encoding is None:
-            analysis = analyse_uncounted(rel_path, data, size, mtime_ns, job.abs_path)
-            row = None if analysis is None else analysis[0]
-            uncounted = None if analysis is None else analysis[1]
-        else:
-            row = analyse(rel_path, data, size, mtime_ns, counter_for(encoding), job.abs_path)
+    try:  # whole-file counts are made when first needed (`Workspace.whole_tokens`), not here
+        analysis = analyse_uncounted(rel_path, data, size, mtime_ns, job.abs_path)
+        row = None if analysis is None else analysis[0]
     except Exception as err:
         return ReadOutcome(None, "unparsable", f"{rel_path}: {type(err).__name__}: {err}")
     if row is None:
         return ReadOutcome(None, SkipReason.BINARY)
     if masked:  # the size stays the file's: it is compared with the disk's on a warm start
         row = replace(row, masked=",".join(masked))
-    return ReadOutcome(row, uncounted=uncounted)
+    return ReadOutcome(row)
 
 
-def read_batch(batch: list[ReadJob], encoding: str | None) -> list[ReadOutcome]:
+def read_batch(batch: list[ReadJob]) -> list[ReadOutcome]:
     """Process-pool entry point: a batch amortises pickling and task overhead."""
-    return [read_and_analyse(job, encoding) for job in batch]
-
-
-def count_outcome(outcome: ReadOutcome, counter: TokenCounter, counted: dict[str, int]) -> ReadOutcome:
-    """The outcome with its row's exact token count filled in, if it still lacked one.
-
-    `counted` maps content hashes to counts already made in this pass: identical files
-    (a repository's empty `__init__.py`s, vendored copies) are counted once."""
-    text, row = outcome.uncounted, outcome.row
-    if text is None or row is None:
-        return outcome
-    tokens = counted.get(row.hash)
-    if tokens is None:
-        tokens = counted[row.hash] = counter.count(text)
-    return ReadOutcome(replace(row, tokens=tokens), outcome.skip_reason, outcome.error, reused=outcome.reused)
+    return [read_and_analyse(job) for job in batch]

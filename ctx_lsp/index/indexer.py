@@ -34,7 +34,6 @@ from ctx_lsp.index.files import (
     ReadOutcome,
     analyse_outline,
     content_hash,
-    count_outcome,
     read_and_analyse,
     read_batch,
     to_indexed,
@@ -44,7 +43,7 @@ from ctx_lsp.index.priorities import REST, IndexPriorities
 from ctx_lsp.index.scan import ScannedFile, SkipReason, classify_file, scan_folder
 from ctx_lsp.index.secret_files import PRIVATE_KEY_KIND
 from ctx_lsp.index.store import IndexStore, StoredFile
-from ctx_lsp.tokens import TokenCounter, counter_for
+from ctx_lsp.tokens import counter_for
 
 log = logging.getLogger(__name__)
 
@@ -316,7 +315,6 @@ class Indexer:
 
         folder.rules.forget_all()
         with _Reading(
-            self.config.tokenizer,
             self.config.index.workers,
             store_batch,
             priorities,
@@ -392,7 +390,7 @@ class Indexer:
         key, size, mtime_ns = outcome.reused
         row = store.stored_analysis(key, job.rel_path, size, mtime_ns)
         if row is None:
-            return read_and_analyse(job, self.config.tokenizer, known=lambda _key: False)
+            return read_and_analyse(job, known=lambda _key: False)
         reason = UNINDEXED_LANGUAGES.get(row.language)
         return ReadOutcome(row, reason, reused=outcome.reused)
 
@@ -484,7 +482,7 @@ class Indexer:
                     return FileOutcome(abs_path, Change.UNCHANGED)
                 store = self._store(folder)
                 job = self._job(folder, abs_path, rel)
-                outcome = read_and_analyse(job, self.config.tokenizer)
+                outcome = read_and_analyse(job)
                 if outcome.reused is not None:
                     outcome = self._reuse(store, job, outcome)
                 reason = outcome.skip_reason
@@ -544,24 +542,23 @@ class _Reading:
     ahead, so a file a request names now is parsed within a batch or two, not after
     everything found before it. Once enough files are waiting to pay for it
     (`PARALLEL_MIN_FILES`, or two when `index.workers` is set above one), a process pool
-    starts. Workers do not count tokens: this process loads the encoding while they parse
-    and counts each file exactly, once per content hash, as its batch comes back. Batches
-    are consumed as they complete (`on_batch`), once the walk is over (consuming during it
-    made the kernel's 2 s walk take a minute, and files a request names were queued late),
-    so what is parsed can be published while the rest is. Fewer files are read in this
-    process, best first, a batch at a time.
+    starts. Nobody counts whole files' tokens: that is done when a file is first shown
+    (`Workspace.whole_tokens`; ~10 MB/s of tiktoken, 100 s of the kernel's cold index on
+    one core, for counts most files never need). Batches are consumed as they complete
+    (`on_batch`), once the walk is over (consuming during it made the kernel's 2 s walk
+    take a minute, and files a request names were queued late), so what is parsed can be
+    published while the rest is. Fewer files are read in this process, best first, a
+    batch at a time.
     """
 
     def __init__(
         self,
-        encoding: str,
         configured_workers: int,
         on_batch: Callable[[list[tuple[ReadJob, ReadOutcome]]], object],
         priorities: IndexPriorities | None = None,
         cancelled: threading.Event | None = None,
         resolve: Callable[[ReadJob, ReadOutcome], ReadOutcome] | None = None,
     ):
-        self._encoding = encoding
         self._resolve = resolve
         self._cancelled = cancelled or threading.Event()
         self._configured = configured_workers
@@ -573,8 +570,6 @@ class _Reading:
         self._added = 0
         self._pool: ProcessPoolExecutor | None = None
         self._inflight: dict[Future[list[ReadOutcome]], list[ReadJob]] = {}
-        self._counter: TokenCounter | None = None
-        self._counted: dict[str, int] = {}
         self.results: dict[str, ReadOutcome] = {}
         self.done = 0
 
@@ -609,7 +604,7 @@ class _Reading:
             while self._queue and not self._cancelled.is_set():
                 self._resort()
                 batch = [heapq.heappop(self._queue)[2] for _ in range(min(BATCH_FILES, len(self._queue)))]
-                self._consume(batch, [read_and_analyse(job, self._encoding) for job in batch])
+                self._consume(batch, [read_and_analyse(job) for job in batch])
                 on_done(self.done)
             return self.results
         self._submit(full_only=False)
@@ -632,7 +627,7 @@ class _Reading:
             if full_only and len(self._queue) < BATCH_FILES:
                 return
             batch = [heapq.heappop(self._queue)[2] for _ in range(min(BATCH_FILES, len(self._queue)))]
-            self._inflight[self._pool.submit(read_batch, batch, None)] = batch
+            self._inflight[self._pool.submit(read_batch, batch)] = batch
 
     def _collect(self) -> None:
         """Wait for a batch, and consume every batch that is ready."""
@@ -640,11 +635,7 @@ class _Reading:
             return
         ready, _ = concurrent.futures.wait(self._inflight, return_when=concurrent.futures.FIRST_COMPLETED)
         for future in ready:
-            batch = self._inflight.pop(future)
-            if self._counter is None:
-                self._counter = counter_for(self._encoding)  # loaded while the workers parsed
-            outcomes = [count_outcome(o, self._counter, self._counted) for o in future.result()]
-            self._consume(batch, outcomes)
+            self._consume(self._inflight.pop(future), future.result())
 
     def _consume(self, batch: list[ReadJob], outcomes: list[ReadOutcome]) -> None:
         resolve = self._resolve

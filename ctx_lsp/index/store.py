@@ -337,6 +337,12 @@ class IndexStore:
                 ("UPDATE analyses SET seen=? WHERE key=?", [(seen, key) for *_, key in rows]),
             )
 
+    def record_tokens(self, counts: Iterable[tuple[str, int]]) -> None:
+        """Keep whole-file token counts (analysis key, count) made since indexing."""
+        rows = [(n, key) for key, n in counts]
+        if rows:
+            self._write("UPDATE analyses SET tokens=? WHERE key=?", rows)
+
     def _next_seen(self) -> int:
         """When analyses were last referenced: the clock, strictly increasing per store."""
         self._seen = max(time.time_ns(), self._seen + 1)

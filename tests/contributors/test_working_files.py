@@ -141,7 +141,7 @@ def test_large_open_file_is_outlined(make_engine) -> None:
     """Ensure that a large working file without a cursor is outlined: signatures, no bodies."""
     engine = make_engine(FILES)
     entry = engine.workspace.get(str(engine.roots[0] / "pkg/big.py"))
-    assert entry.tokens > SMALL_FILE_TOKENS  # the premise: this file is "large"
+    assert engine.workspace.whole_tokens(entry, engine.counter) > SMALL_FILE_TOKENS  # the premise: "large"
     ctx = context(engine, {"open": [uri(engine, "pkg/big.py")]})
     (candidate,) = offer_of(CONTRIBUTOR, ctx).candidates
     assert candidate.tier < Tier.FULL
@@ -149,7 +149,7 @@ def test_large_open_file_is_outlined(make_engine) -> None:
     assert "def function_0(x: int) -> int" in r.content and "def function_39(x: int) -> int" in r.content
     assert "accumulate step" not in r.content
     assert r.shown_symbols == ()
-    assert r.tokens < entry.tokens / 3
+    assert r.tokens < engine.workspace.whole_tokens(entry, engine.counter) / 3
 
 
 def test_unreadable_open_files_become_warnings(make_engine) -> None:

@@ -19,21 +19,22 @@ def _scan(root: Path, start: str = ""):
 
 def test_rows_and_outcomes_survive_pickling() -> None:
     """Ensure that a row and a read outcome come back from a worker equal, field for field,
-    whether or not the outcome has a row, text still to count or an error."""
+    whether the outcome has a row, an analysis to reuse or an error."""
     source = b'"""Doc."""\n\ndef f(x):\n    return g(x)\n'
     analysis = analyse_uncounted("pkg/mod.py", source, len(source), 123)
     assert analysis is not None
-    row, text = analysis
+    row, _text = analysis
     outcomes = [
-        ReadOutcome(row, uncounted=text),
+        ReadOutcome(row),
+        ReadOutcome(None, reused=("0f:.py:1", 40, 123)),
         ReadOutcome(None, SkipReason.UNREADABLE, "pkg/x.py: Permission denied"),
         ReadOutcome(StoredFile("a.bin", 3, 7, "00", "binary", 0, 0, 0, False, ""), SkipReason.BINARY),
         ReadOutcome(StoredFile("b.txt", 3, 7, "11", "text", 1, 1, 0, True, "[]")),
     ]
     back = pickle.loads(pickle.dumps(outcomes, protocol=pickle.HIGHEST_PROTOCOL))
     assert back == outcomes
-    assert [type(o.row) for o in back] == [StoredFile, type(None), StoredFile, StoredFile]
-    assert back[3].row is not None and back[3].row.decode_replaced is True
+    assert [type(o.row) for o in back] == [StoredFile, type(None), type(None), StoredFile, StoredFile]
+    assert back[4].row is not None and back[4].row.decode_replaced is True
 
 
 def test_virtualenv_is_found_from_the_listing(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from ctx_lsp.config import Config
-from ctx_lsp.index.files import ReadOutcome, analyse, analyse_uncounted, count_outcome
+from ctx_lsp.index.files import analyse
 from ctx_lsp.index.folders import Folders
 from ctx_lsp.index.indexer import Change, FileOutcome, Indexer
 from ctx_lsp.tokens import counter_for
@@ -61,9 +61,9 @@ def test_refresh_skips_buffers_and_reports_only_changes(tmp_path: Path) -> None:
 
 
 def test_pool_pass_gives_the_rows_of_a_pass_in_one_process(tmp_path: Path) -> None:
-    """Ensure that a pass whose workers leave the counting to the indexing process (and
-    start while the walk runs) gives the same entries, counts and order as one that reads
-    every file itself: duplicates, docs, plain text, binaries and bad UTF-8 included."""
+    """Ensure that a pass whose workers start while the walk runs gives the same entries,
+    counts and order as one that reads every file itself: duplicates, docs, plain text,
+    binaries and bad UTF-8 included."""
     files: dict[str, str | bytes] = {f"pkg/m{i}.py": f"def f{i}(x):\n    return g(x) + {i}\n" for i in range(30)}
     files |= {f"dup/{i}/__init__.py": "" for i in range(5)} | {f"same{i}.py": "import os\nos.sep\n" for i in range(4)}
     files |= {"README.md": "# Title\n\nSome *docs*.\n", "notes.txt": "plain words " * 50, "blob.dat": b"a\x00b"}
@@ -80,14 +80,19 @@ def test_pool_pass_gives_the_rows_of_a_pass_in_one_process(tmp_path: Path) -> No
     (one, one_stats), (pool, pool_stats) = passes
     assert one == pool
     assert (one_stats.parsed, one_stats.skipped) == (pool_stats.parsed, pool_stats.skipped)
-    counter = counter_for(Config().tokenizer)
     by_path = {p: tokens for p, _h, tokens, _o, _l in pool}
-    assert by_path[str(root.resolve() / "pkg/m3.py")] == counter.count(files["pkg/m3.py"])  # type: ignore[arg-type]
+    assert by_path[str(root.resolve() / "pkg/m3.py")] == 0  # code is counted when first needed
+    assert by_path[str(root.resolve() / "notes.txt")] == len(files["notes.txt"]) // 4  # text: the estimate
 
 
-def test_counted_once_per_content_hash() -> None:
-    """Ensure that an uncounted analysis counted later gives the row `analyse` gives, and
-    that identical contents are counted once in a pass."""
+def test_whole_file_counts_are_made_on_first_use_and_kept(tmp_path: Path) -> None:
+    """Ensure that indexing counts no code file's tokens, that the first ask counts the
+    text as indexed (the count `analyse` makes), once per content, and that the cache
+    keeps it for the next process."""
+    from ctx_lsp.index.workspace import Workspace
+
+    source = "def f():\n    return 1\n"
+    root = write_tree(tmp_path / "ws", {"a.py": source, "b.py": source, "notes.txt": "words " * 10})
     counter = counter_for(Config().tokenizer)
     calls: list[str] = []
 
@@ -98,23 +103,25 @@ def test_counted_once_per_content_hash() -> None:
             calls.append(text)
             return counter.count(text)
 
-        def count_many(self, texts: list[str]) -> list[int]:
-            return [self.count(t) for t in texts]
-
-    data = b"def f():\n    return 1\n"
-    counted: dict[str, int] = {}
-    outcomes = []
-    for name in ("a.py", "b.py"):
-        analysis = analyse_uncounted(name, data, len(data), 7)
-        assert analysis is not None
-        row, text = analysis
-        assert row.tokens == 0 and text == data.decode()
-        outcomes.append(count_outcome(ReadOutcome(row, uncounted=text), Counting(), counted))
+    workspace = Workspace([root], Config())
+    workspace.index()
+    a, b = workspace.get(root / "a.py"), workspace.get(root / "b.py")
+    assert a.tokens == 0 and not a.tokens_counted
+    exact = analyse("a.py", source.encode(), len(source), 0, counter)
+    assert exact is not None
+    assert workspace.whole_tokens(a, Counting()) == exact.tokens  # type: ignore[arg-type]
+    assert workspace.whole_tokens(a, Counting()) == exact.tokens  # type: ignore[arg-type]
     assert len(calls) == 1
-    assert [o.row for o in outcomes] == [analyse(n, data, len(data), 7, counter) for n in ("a.py", "b.py")]
-    assert all(o.uncounted is None for o in outcomes)
-    text_row = analyse_uncounted("notes.txt", b"words " * 10, 60, 7)
-    assert text_row is not None and text_row[1] is None and text_row[0].tokens == 15  # the chars/4 estimate
+    notes = workspace.get(root / "notes.txt")
+    assert workspace.whole_tokens(notes, Counting()) == 15 and len(calls) == 1  # type: ignore[arg-type]
+    workspace.close()
+
+    again = Workspace([root], Config())
+    again.index()
+    assert again.get(root / "a.py").tokens == exact.tokens  # kept in the cache
+    assert again.get(root / "b.py").tokens == exact.tokens  # the same content: one analysis, one count
+    assert b.key == again.get(root / "b.py").key
+    again.close()
 
 
 def test_minified_code_is_kept_out_and_counted(tmp_path: Path) -> None:
