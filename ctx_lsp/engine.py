@@ -390,7 +390,11 @@ class Engine:
 
     # ------------------------------------------------------------------ documents
     def open_document(self, path: str, text: str, version: int, edited: bool = False) -> None:
-        self.workspace.open_document(path, text, version, edited=edited)
+        entry = self.workspace.open_document(path, text, version, edited=edited)
+        if not self.workspace.indexed_once.is_set():  # a first index parses it, its folder and imports first
+            imports = entry.outline.imports  # `from pkg import mod` may import the module pkg/mod
+            modules = [i.module for i in imports] + [f"{i.module}.{n}" for i in imports for n in i.names]
+            self.workspace.priorities.note_working([entry.abs_path], modules)
 
     def close_document(self, path: str) -> None:
         self.workspace.close_document(path)

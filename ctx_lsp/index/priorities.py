@@ -41,7 +41,7 @@ class IndexPriorities:
         self._lock = threading.Lock()
         self._paths: frozenset[str] = frozenset()
         self._folders: frozenset[str] = frozenset()
-        self._near_terms: frozenset[str] = frozenset()
+        self._imports: frozenset[str] = frozenset()
         self._task_terms: tuple[str, ...] = ()
         self._task_set: frozenset[str] = frozenset()
         self.version = 0
@@ -49,16 +49,17 @@ class IndexPriorities:
         is sorted again."""
 
     def note_working(self, abs_paths: Iterable[str], imports: Iterable[str] = ()) -> None:
-        """Files being worked on, and the module names they import (`Import.module`)."""
+        """Files being worked on, and the modules they import (`Import.module`: `pkg.mod`,
+        `./util`, `linux/sched.h`), matched against the end of a path (`import_suffix`)."""
         paths = {os.path.normpath(p) for p in abs_paths}
-        words = {t for module in imports for t in terms(module.replace(".", " ").replace("/", " "))}
+        suffixes = {suffix for module in imports if (suffix := import_suffix(module))}
         with self._lock:
             new_paths = self._paths | paths
             new_folders = self._folders | {os.path.dirname(p) for p in paths}
-            new_near = self._near_terms | words
-            if (new_paths, new_folders, new_near) == (self._paths, self._folders, self._near_terms):
+            new_near = self._imports | suffixes
+            if (new_paths, new_folders, new_near) == (self._paths, self._folders, self._imports):
                 return
-            self._paths, self._folders, self._near_terms = frozenset(new_paths), frozenset(new_folders), new_near
+            self._paths, self._folders, self._imports = frozenset(new_paths), frozenset(new_folders), new_near
             self.version += 1
 
     def note_task(self, text: str) -> None:
@@ -78,21 +79,39 @@ class IndexPriorities:
         """FIRST, NEAR, NAMED or REST (lower parses sooner)."""
         if abs_path in self._paths:
             return FIRST
-        near, task = self._near_terms, self._task_set
+        imports, task = self._imports, self._task_set
         if os.path.dirname(abs_path) in self._folders:
             return NEAR
-        if not near and not task:
-            return REST
-        words = path_terms(rel_path)
-        if near and not near.isdisjoint(words):
-            return NEAR
-        if task and not task.isdisjoint(words):
+        if imports:
+            parts = os.path.splitext(rel_path)[0].split("/")
+            if len(parts) > 1 and parts[-1] in PACKAGE_FILES:  # `pkg/__init__.py` is `pkg`
+                parts = parts[:-1]
+            if any("/".join(parts[-k:]) in imports for k in range(1, min(len(parts), MAX_IMPORT_PARTS) + 1)):
+                return NEAR
+        if task and not task.isdisjoint(path_terms(rel_path)):
             return NAMED
         return REST
 
     @property
     def empty(self) -> bool:
-        return not (self._paths or self._near_terms or self._task_set)
+        return not (self._paths or self._imports or self._task_set)
+
+
+PACKAGE_FILES = frozenset({"__init__", "index", "mod"})
+"""File stems that stand for their folder in an import (Python, JavaScript, Rust)."""
+MAX_IMPORT_PARTS = 4
+"""Path components an import is matched on (`linux/sched.h`, `django/db/models/base`)."""
+
+
+def import_suffix(module: str) -> str:
+    """The end of the path an import names, without extension: `pkg.sub.mod` → `pkg/sub/mod`,
+    `./util.js` → `util`, `linux/sched.h` → `linux/sched`; "" for none."""
+    module = module.strip().strip("\"'<>")
+    if "/" not in module:
+        module = module.strip(".").replace(".", "/")
+    module = os.path.splitext(module)[0] if "/" in module or "." in module else module
+    parts = [p for p in module.split("/") if p not in ("", ".", "..")]
+    return "/".join(parts[-MAX_IMPORT_PARTS:])
 
 
 def path_terms(rel_path: str) -> set[str]:

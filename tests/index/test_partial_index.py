@@ -16,7 +16,7 @@ import pytest
 
 from ctx_lsp.engine import Engine
 from ctx_lsp.index import indexer
-from ctx_lsp.index.priorities import FIRST, NAMED, NEAR, REST, IndexPriorities
+from ctx_lsp.index.priorities import FIRST, NAMED, NEAR, REST, IndexPriorities, import_suffix
 from ctx_lsp.params import parse_bundle, parse_symbol
 from tests.conftest import write_tree
 
@@ -126,6 +126,28 @@ def test_a_short_pass_publishes_nothing_before_its_end(tmp_path: Path, monkeypat
     engine.close()
 
 
+def test_an_open_editor_buffer_and_what_it_imports_come_first(held) -> None:
+    """Ensure that a file opened in the editor before the first index ends is parsed
+    first with its folder and the modules it imports."""
+    engine, pass_ = held
+    ws = engine.roots[0].resolve()
+    engine.open_document(str(ws / "a_kernel/fork.py"), "from pkg.sub1 import mod_400\n", 1)
+    engine.index_in_background(0.1)
+    assert pass_.published.wait(60)
+    ready = {entry.path for entry in engine.workspace.files.values()}
+    assert {"a_kernel/fork.py", "pkg/sub1/mod_400.py"} <= ready
+
+
+def test_import_suffixes_name_the_end_of_a_path() -> None:
+    """Ensure that imports of several languages become the path ends they name."""
+    assert import_suffix("pkg.sub.mod") == "pkg/sub/mod"
+    assert import_suffix(".sibling") == "sibling"
+    assert import_suffix("./util.js") == "util"
+    assert import_suffix("../lib/a/b/c/d.ts") == "a/b/c/d"
+    assert import_suffix("<linux/sched.h>") == "linux/sched"
+    assert import_suffix("") == ""
+
+
 def test_priorities_rank_working_files_their_folders_imports_and_task_words() -> None:
     """Ensure that the order is working files, then their folders and what they import,
     then paths the task's words name, then the rest; and that every change moves `version`
@@ -139,6 +161,7 @@ def test_priorities_rank_working_files_their_folders_imports_and_task_words() ->
     assert p.rank("/ws/kernel/exit.c", "kernel/exit.c") == FIRST
     assert p.rank("/ws/kernel/fork.c", "kernel/fork.c") == NEAR  # same folder
     assert p.rank("/ws/include/linux/sched.h", "include/linux/sched.h") == NEAR  # imported
+    assert p.rank("/ws/include/linux/slab.h", "include/linux/slab.h") == REST  # a word of it is not enough
     assert p.rank("/ws/tools/fork_test.py", "tools/fork_test.py") == NAMED
     assert p.rank("/ws/drivers/net/e1000.c", "drivers/net/e1000.c") == REST
     v = p.version
