@@ -324,6 +324,7 @@ class Engine:
             self.search_index.catch_up()
             self.body_index.catch_up()
             self.graph.warm_up()
+        self.workspace.release_units()  # the body index is built: units are read from the cache now
         # Outlines and postings are long-lived: keep them out of the collector's full passes,
         # which otherwise pause a request for ~100 ms on large workspaces.
         gc.freeze()

@@ -56,10 +56,27 @@ class IndexedFile:
     overlay_version: int | None = None  # set while an editor buffer overrides the disk copy
     key: str = ""
     """Its analysis's key in the cache (`store.analysis_key`); "" for an editor buffer."""
-    units_blob: bytes = field(default=b"", repr=False)
+    units: bytes | None = field(default=b"", repr=False)
     """Its code units and their terms as cached (`unit_postings`); b"" when not derived at
-    indexing (a file without units, an editor buffer: see `unit_postings_for`)."""
+    indexing (a file without units, an editor buffer: see `unit_postings_for`); None
+    while they are only in the cache (`units_blob` reads them from there)."""
+    units_source: Callable[[str], bytes] | None = field(default=None, repr=False)
+    """Reads a units blob from the cache by analysis key (`IndexStore.units_of`). The
+    blobs are ~10 KB a file (0.9 GB on the kernel); a bundle reads those of the few
+    hundred files it ranks, so a warm engine keeps none in memory."""
     _outline: Outline | None = field(default=None, repr=False)
+
+    @property
+    def units_blob(self) -> bytes:
+        units = self.units
+        if units is not None:
+            return units
+        return self.units_source(self.key) if self.units_source is not None and self.key else b""
+
+    def release_units(self) -> None:
+        """Drop the units blob from memory once the cache holds it (read again on use)."""
+        if self.units_source is not None and self.key:
+            self.units = None
 
     @property
     def outline(self) -> Outline:
@@ -72,7 +89,8 @@ class IndexedFile:
         """The units as cached, decoded (not kept: the units cache of the bundles keeps the
         files a task ranks, and decoding every file a session ever ranked would hold them
         all); None when none were cached or the bytes do not hold to their layout."""
-        return unpack(self.units_blob) if self.units_blob else None
+        blob = self.units_blob
+        return unpack(blob) if blob else None
 
     @property
     def tokens_exact(self) -> bool:
@@ -301,7 +319,16 @@ def machine_written(rel_path: str, data: bytes) -> str | None:
     return None
 
 
-def to_indexed(row: StoredFile, root: str, abs_path: str, display: str, outline: Outline | None = None) -> IndexedFile:
+def to_indexed(
+    row: StoredFile,
+    root: str,
+    abs_path: str,
+    display: str,
+    outline: Outline | None = None,
+    units_source: Callable[[str], bytes] | None = None,
+) -> IndexedFile:
+    """The entry of a row. With `units_source`, a row read without its units (`IndexStore.
+    load_all`) keeps them in the cache, and one with them can drop them (`release_units`)."""
     return IndexedFile(
         root=root,
         rel_path=row.rel_path,
@@ -318,7 +345,8 @@ def to_indexed(row: StoredFile, root: str, abs_path: str, display: str, outline:
         outline_json=row.outline_json,
         masked=row.masked,
         key=row.key,
-        units_blob=row.units,
+        units=None if units_source is not None and row.units is None else row.units,
+        units_source=units_source,
         _outline=outline,
     )
 

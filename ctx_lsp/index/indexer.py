@@ -284,7 +284,7 @@ class Indexer:
                         _count_unindexed(stats, row)
                         return
                     try:
-                        entry = reused[sf.abs_path] = to_indexed(row, root, sf.abs_path, display)
+                        entry = reused[sf.abs_path] = to_indexed(row, root, sf.abs_path, display, None, store.units_of)
                         unpublished.append(entry)
                         return
                     except Exception as err:
@@ -305,7 +305,8 @@ class Indexer:
                 else:
                     fresh.append(row)
                 if row.language not in UNINDEXED_LANGUAGES:
-                    entry = to_indexed(row, root, job.abs_path, self._folders.display_path(folder, job.rel_path))
+                    display = self._folders.display_path(folder, job.rel_path)
+                    entry = to_indexed(row, root, job.abs_path, display, None, store.units_of)
                     parsed[job.abs_path] = entry
                     unpublished.append(entry)
             store.put_many(fresh)
@@ -496,7 +497,8 @@ class Indexer:
                         return FileOutcome(
                             abs_path, Change.RESTAMPED, replace(existing, size=row.size, mtime_ns=row.mtime_ns)
                         )
-                    entry = to_indexed(row, str(folder.root), abs_path, self._folders.display_path(folder, rel))
+                    display = self._folders.display_path(folder, rel)
+                    entry = to_indexed(row, str(folder.root), abs_path, display, None, store.units_of)
         if entry is not None:
             return FileOutcome(abs_path, Change.UPDATED, entry)
         if existing is None:

@@ -97,14 +97,15 @@ class StoredFile:
     masked: str = ""
     """Kinds of token masked in its text, comma-separated (`secret_tokens.py`); "" for none.
     For a row of a file kept out as a secret by content, the kind of credential it is."""
-    units: bytes = b""
-    """Its code units and their terms (`unit_postings.pack`); b"" for a file without."""
+    units: bytes | None = b""
+    """Its code units and their terms (`unit_postings.pack`); b"" for a file without;
+    None in rows read without them (`load_all`: read on use, `units_of`)."""
     key: str = ""
     """Its analysis's key (`analysis_key`): what the cache finds it by, whatever its path."""
 
     def __reduce__(
         self,
-    ) -> tuple[type[StoredFile], tuple[str, int, int, str, str, int, int, int, bool, str, str, bytes, str]]:
+    ) -> tuple[type[StoredFile], tuple[str, int, int, str, str, int, int, int, bool, str, str, bytes | None, str]]:
         """Pickled as its fields in order: every row of a cold index crosses from a pool
         worker, and the dataclass default for frozen, slotted classes looks up `fields()`
         on both sides of every row (~2x the pickling CPU, measured on Django)."""
@@ -260,18 +261,25 @@ class IndexStore:
             try:
                 rows = self._conn.execute(
                     "SELECT f.rel_path, f.size, f.mtime_ns, a.hash, a.language, a.tokens, a.line_count,"
-                    " a.symbols, a.decode_replaced, a.outline, a.masked, a.units, f.key"
+                    " a.symbols, a.decode_replaced, a.outline, a.masked, f.key"
                     " FROM files f JOIN analyses a ON a.key = f.key"
                 ).fetchall()
             except sqlite3.DatabaseError as err:
                 self.warnings.append(f"index cache read failed ({err}); re-indexing")
                 return {}
         return {
-            r[0]: StoredFile(
-                r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9], r[10], bytes(r[11]), r[12]
-            )
+            r[0]: StoredFile(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9], r[10], None, r[11])
             for r in rows
         }
+
+    def units_of(self, key: str) -> bytes:
+        """The units blob stored under an analysis key (b"" if none, or unreadable)."""
+        with self._lock:
+            try:
+                row = self._conn.execute("SELECT units FROM analyses WHERE key=?", (key,)).fetchone()
+            except sqlite3.DatabaseError:
+                return b""
+        return bytes(row[0]) if row is not None else b""
 
     def known(self, key: str) -> bool:
         """Whether an analysis is stored under `key` (content seen before)."""
@@ -317,7 +325,7 @@ class IndexStore:
                 int(f.decode_replaced),
                 f.outline_json,
                 f.masked,
-                f.units,
+                f.units if f.units is not None else self.units_of(key),
                 seen,
             )
         if not paths:

@@ -86,6 +86,9 @@ class Workspace:
         replaces it, and listeners must hear about changes in the order they were made."""
         self._stale: set[str] = set()
         self._refused: dict[str, str] = {}
+        self._big_buffers: set[str] = set()
+        """Display paths whose editor buffer was refused as too large (kept in `_refused`
+        across full passes: the refusal is the buffer's, not the disk's)."""
         """Indexed files refused when read since (display path → why), for status."""
         self._listeners: list[ChangeListener] = []
         self.files: Mapping[str, IndexedFile] = {}
@@ -211,7 +214,9 @@ class Workspace:
                     changed = [f for p, f in files.items() if self.files.get(p) is not f]
                     self.files = files
                     self.stats = stats
-                    self._refused = {}
+                    # A full pass re-reads the disk, so its refusals start over; an editor
+                    # buffer refused as too large stays refused until it changes or closes.
+                    self._refused = {p: r for p, r in self._refused.items() if p in self._big_buffers}
                 self._notify(removed, changed)
             return stats
         finally:
@@ -316,6 +321,7 @@ class Workspace:
             self._drop_buffer(location)
             with self._lock:
                 self._note_refusal(display, Reason.TOO_LARGE)
+                self._big_buffers.add(display)
             detail = f"is {len(data)} bytes, over index.max_file_bytes ({limit}); its buffer is not tracked"
             raise Refused(display, Reason.TOO_LARGE, detail)
         kind = credential_kind(data) if check_content else None
@@ -338,6 +344,7 @@ class Workspace:
             self.files = {**self.files, entry.abs_path: entry}
             if self._refused.get(display) == Reason.TOO_LARGE:
                 del self._refused[display]
+            self._big_buffers.discard(display)
         self._notify([], [entry])
         return entry
 
@@ -347,7 +354,13 @@ class Workspace:
 
     def close_document(self, path: str | Path) -> None:
         """Stop tracking a buffer: the file's entry is the disk copy's again, or none."""
-        self._drop_buffer(self._folders.locate(path))
+        location = self._folders.locate(path)
+        display = self._folders.display_path(location.folder, location.rel)
+        with self._lock:
+            if display in self._big_buffers:  # its refusal was the buffer's: it is gone
+                self._big_buffers.discard(display)
+                self._refused.pop(display, None)
+        self._drop_buffer(location)
 
     def _drop_buffer(self, location: Location) -> None:
         abs_path = location.abs_path
@@ -415,6 +428,13 @@ class Workspace:
                 if entry.key and entry.overlay_version is None and counter.name == self.config.tokenizer:
                     self._unsaved_counts.append((entry.root, entry.key, tokens))
         return tokens
+
+    def release_units(self) -> None:
+        """Drop the units blobs the derived indexes were built from (the cache holds them;
+        a bundle reads those it ranks): ~10 KB a file that a warm engine never reads."""
+        for entry in self.files.values():
+            if entry.overlay_version is None:
+                entry.release_units()
 
     def save_counts(self) -> None:
         """Write the whole-file counts made since the last call to the cache."""

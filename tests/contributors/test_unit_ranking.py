@@ -178,7 +178,7 @@ def test_units_whose_cached_bytes_are_damaged_are_derived_from_the_text(make_eng
     engine = make_engine(FILES)
     ctx = context(engine, {"query": "quarantined charset handling"})
     entry = ctx.workspace.files[str((engine.roots[0] / "pkg/runner.py").resolve())]
-    damaged = dataclasses.replace(entry, units_blob=b"\x00garbage")
+    damaged = dataclasses.replace(entry, units=b"\x00garbage")
     assert damaged.unit_postings is None
     found = units_of(ctx.workspace, UnitsCache(), damaged)
     assert found is not None
