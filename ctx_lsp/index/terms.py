@@ -204,6 +204,47 @@ def word_terms(word: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_RUNS_TABLE = bytes(b if b in WORD_BYTES else 0x20 for b in range(256))
+
+
+def word_runs(text: str) -> bytes:
+    """`text` as ASCII bytes, every character that no word (`_WORD`) holds a space: its
+    `split()` gives the runs of word characters, each at the offset its text has (a
+    character that is not ASCII becomes one `?`, then a space). A run is one word, or a
+    number and the word after it (`0x1F`: `0`, `x1F`): `run_terms`.
+
+    Splitting runs in C is ~20x cheaper than `_WORD.findall`, which walked the text a
+    character at a time (a third of deriving a C file's unit terms)."""
+    return text.encode("ascii", "replace").translate(_RUNS_TABLE)
+
+
+RUN_TERMS_MAX = 1 << 17
+"""Distinct runs whose terms `run_terms` keeps (about `word_terms`' cache); past it, the
+cache starts again (a kernel's hex constants are millions of distinct runs)."""
+
+
+class _RunTerms(dict[bytes, tuple[str, ...]]):
+    """Run -> its terms; a dict, looked up in C (`map(run_terms.__getitem__, runs)`), that
+    fills itself on a miss."""
+
+    def __missing__(self, run: bytes) -> tuple[str, ...]:
+        if len(self) >= RUN_TERMS_MAX:
+            self.clear()
+        text = run.decode("ascii")
+        if "0" <= text[0] <= "9":
+            found = tuple(t for word in _WORD.findall(text) for t in word_terms(word))
+        else:
+            found = word_terms(text)
+        self[run] = found
+        return found
+
+
+run_terms = _RunTerms()
+"""The terms of one run of word characters (see `word_runs`), with repeats: `terms` of
+its text. Counting the terms of a text's runs counts the terms of its words."""
+
+
 def query_terms(text: str) -> list[str]:
     """Distinct terms of a query, in first-seen order."""
     return list(dict.fromkeys(terms(text)))
