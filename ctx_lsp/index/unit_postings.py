@@ -28,11 +28,10 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ctx_lsp.code import units as units_module
-from ctx_lsp.code.outline import Outline, split_lines
+from ctx_lsp.code.outline import Outline, line_starts, split_lines
 from ctx_lsp.code.units import CodeUnit, code_units
 from ctx_lsp.index import packed
 from ctx_lsp.index import terms as terms_module
@@ -155,11 +154,6 @@ def int_array(values: list[int]) -> array:
     """`array("i", values)`, through `struct`: the array's own constructor converts each
     item with `PyArg_Parse` (~180 instructions an int, measured), struct in a few."""
     return array("i", struct.pack(f"{len(values)}i", *values))
-
-
-def line_starts(lines: Sequence[str]) -> list[int]:
-    """Where each line starts in the lines joined by "\\n", then where the last ends + 1."""
-    return list(itertools.accumulate(map(operator.add, map(len, lines), itertools.repeat(1)), initial=0))
 
 
 def _flattened(lists: dict[str, list[int]], keys: list[str]) -> tuple[array, array]:
