@@ -8,8 +8,9 @@ and folding simple plurals, lets the two meet.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
-from collections import Counter
+from collections import Counter, _count_elements  # type: ignore[attr-defined]
 from collections.abc import Iterable
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -178,10 +179,7 @@ def terms(text: str) -> list[str]:
     A compound identifier yields its parts and itself (lowercased), so an exact
     `count_tokens` in a query scores higher than 'count' and 'tokens' apart.
     """
-    out: list[str] = []
-    for word in _WORD.findall(text):
-        out.extend(word_terms(word))
-    return out
+    return list(_chain(map(word_terms, _WORD.findall(text))))
 
 
 def term_counts(text: str) -> dict[str, int]:
@@ -203,6 +201,8 @@ def word_terms(word: str) -> tuple[str, ...]:
         out.append(word.lower().strip("_"))
     return tuple(out)
 
+
+_chain = itertools.chain.from_iterable
 
 WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _RUNS_TABLE = bytes(b if b in WORD_BYTES else 0x20 for b in range(256))
@@ -260,7 +260,8 @@ def identifiers(text: str) -> set[str]:
 
 
 def count_terms(items: Iterable[str]) -> dict[str, int]:
+    """How often each item occurs, in first-seen order (a plain dict: documents hold one
+    each). Counted by `Counter`'s own C loop (`_count_elements`), without a Counter."""
     counts: dict[str, int] = {}
-    for t in items:
-        counts[t] = counts.get(t, 0) + 1
+    _count_elements(counts, items)
     return counts
