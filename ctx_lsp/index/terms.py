@@ -147,7 +147,11 @@ def split_identifier(word: str) -> list[str]:
     """'getHTTPResponse_code' → ['get', 'http', 'response', 'code']."""
     parts: list[str] = []
     for chunk in word.split("_"):
-        if chunk:
+        if not chunk:
+            continue
+        if chunk.isascii() and chunk.isalpha() and (chunk.islower() or chunk.isupper()):
+            parts.append(chunk.lower())  # what `_CAMEL` finds in `inode`, `NULL`: the chunk
+        else:
             parts.extend(p.lower() for p in _CAMEL.findall(chunk))
     return parts
 

@@ -27,7 +27,7 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left
-from collections import Counter
+from collections import Counter, _count_elements  # type: ignore[attr-defined]
 from dataclasses import dataclass
 
 from ctx_lsp.code import units as units_module
@@ -99,10 +99,12 @@ def unit_postings(outline: Outline, text: str) -> UnitPostings:
     of each term (`terms.term_counts`, the search's own split and stem).
 
     The per-term work is in C: each unit's runs of word characters (`terms.word_runs`),
-    their terms (`terms.run_terms`, cached) counted at once, and the (term, posting) pairs
-    of every unit sorted by term (stably: units stay ascending), which is the blob's
-    layout. Counting unit by unit with a regular expression and appending each posting in
-    Python was ~60 % of a cold index's per-file work on C (Linux `kernel/`)."""
+    their terms (`terms.run_terms`, cached) counted at once, and every unit's terms with
+    their postings put in term order by one stable sort (units stay ascending), which is
+    the blob's layout. Counting unit by unit with a regular expression and appending each
+    posting in Python was ~60 % of a cold index's per-file work on C (Linux `kernel/`).
+    Terms and postings are kept in two lists, not as pairs: a million tuples a large file
+    set the cyclic collector running (where it runs: the index's own process, tests)."""
     lines = split_lines(text)
     units = code_units(outline, lines)
     constants = sorted((c.line, c.name) for c in outline.constants)
@@ -111,7 +113,8 @@ def unit_postings(outline: Outline, text: str) -> UnitPostings:
     gutter = len(str(max(len(lines), 1))) + 2
     sizes: list[int] = []
     costs: list[int] = []
-    pairs: list[tuple[str, int]] = []  # (term, unit * COUNT_CAP + count), unit after unit
+    found: list[str] = []  # each unit's terms, unit after unit
+    postings: list[int] = []  # and their postings (unit * COUNT_CAP + count)
     by_name: dict[str, list[int]] = {}
     lookup = run_terms.__getitem__
     for i, u in enumerate(units):
@@ -119,19 +122,21 @@ def unit_postings(outline: Outline, text: str) -> UnitPostings:
         size = end - begin
         sizes.append(size)
         costs.append(max(1, int((size + gutter * u.lines) / CHARS_PER_TOKEN) + 1))
-        counts = Counter(_chain(map(lookup, runs[begin:end].split())))
+        counts: dict[str, int] = {}
+        _count_elements(counts, _chain(map(lookup, runs[begin:end].split())))  # a Counter's init costs more
         if counts:
             values = counts.values()
             if max(values) >= COUNT_CAP:
                 values = map(min, values, itertools.repeat(COUNT_CAP - 1))  # type: ignore[assignment]
-            pairs.extend(zip(counts, map(operator.add, values, itertools.repeat(i * COUNT_CAP))))
+            found.extend(counts)
+            postings.extend(map(operator.add, values, itertools.repeat(i * COUNT_CAP)))
         named = set(terms(u.owner.rsplit(".", 1)[-1])) if u.first and u.owner else set()
         for _, name in constants[bisect_left(constants, (u.start, "")) : bisect_left(constants, (u.end + 1, ""))]:
             named.update(terms(name))
         for term in named:
             by_name.setdefault(term, []).append(i)
-    pairs.sort(key=_TERM)  # stable: each term's units stay ascending
-    per_term = Counter(map(_TERM, pairs))
+    order = sorted(range(len(found)), key=found.__getitem__)  # stable: each term's units stay ascending
+    per_term = Counter(map(found.__getitem__, order))
     sorted_names = sorted(by_name)
     return UnitPostings(
         units,
@@ -139,15 +144,13 @@ def unit_postings(outline: Outline, text: str) -> UnitPostings:
         int_array(costs),
         list(per_term),
         int_array(list(itertools.accumulate(per_term.values()))),
-        int_array(list(map(_POSTING, pairs))),
+        int_array(list(map(postings.__getitem__, order))),
         sorted_names,
         *_flattened(by_name, sorted_names),
     )
 
 
 _chain = itertools.chain.from_iterable
-_TERM = operator.itemgetter(0)
-_POSTING = operator.itemgetter(1)
 
 
 def int_array(values: list[int]) -> array:
