@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import itertools
 import math
 import threading
 from array import array
@@ -57,15 +56,11 @@ def symbol_terms(sym: Symbol, path_terms: Sequence[str]) -> list[str]:
     it calls: a task names the machinery a change touches (`importlib`, `echo`), which is
     often only in the bodies that use it."""
     found = terms(sym.name) * NAME_BOOST
-    found += terms(sym.signature)
-    found += terms(sym.doc)
+    found += terms(f"{sym.signature} {sym.doc}")  # a space parts words: the terms of each, in turn
     found += path_terms
     if sym.calls:
-        found.extend(_chain(map(terms, sym.calls)))
+        found += terms(" ".join(sym.calls))
     return found
-
-
-_chain = itertools.chain.from_iterable
 
 
 def file_terms(entry: IndexedFile, path_terms: list[str] | None = None) -> list[str]:
