@@ -16,16 +16,15 @@ and the lines alone (no parsing), for every language the outline knows.
 
 from __future__ import annotations
 
-import functools
 import itertools
-import re
+import operator
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ctx_lsp.code.languages import language_named
 from ctx_lsp.code.languages.spec import CONTAINER_KINDS, LanguageSpec
-from ctx_lsp.code.outline import Outline, Symbol
+from ctx_lsp.code.outline import Outline, Symbol, line_starts
 
 UNIT_MAX_LINES = 40
 """A piece of a definition or of module code is cut at a blank line once it is this long
@@ -88,12 +87,21 @@ def code_units(outline: Outline, lines: Sequence[str]) -> tuple[CodeUnit, ...]:
         else:
             top.append(s)
     units: list[CodeUnit] = []
-    blank = [not line.strip() for line in lines]
+    blank = list(map(operator.not_, map(str.strip, lines)))
     cuttable = _cut_points(lines, blank, language_named(outline.language))
-    _within(1, total, "", "module", _outermost(top), children, cuttable, units, 0)
-    long = [n for n, line in enumerate(lines, 1) if len(line) > UNIT_LINE_MAX_CHARS]
+    cuts = list(itertools.compress(range(len(cuttable)), cuttable))
+    _within(1, total, "", "module", _outermost(top), children, cuts, units, 0)
+    long = _long_lines(lines)
     pieces = [p for u in units for p in _without_long_lines(u, long)] if long else units
     return tuple(_trimmed(u, blank) for u in pieces if not all(blank[u.start - 1 : u.end]))
+
+
+def _long_lines(lines: Sequence[str]) -> list[int]:
+    """Numbers (1-based) of the lines longer than UNIT_LINE_MAX_CHARS; most files have none,
+    which one `max` in C says."""
+    if not lines or max(map(len, lines)) <= UNIT_LINE_MAX_CHARS:
+        return []
+    return [n for n, line in enumerate(lines, 1) if len(line) > UNIT_LINE_MAX_CHARS]
 
 
 def _without_long_lines(u: CodeUnit, long_lines: Sequence[int]) -> list[CodeUnit]:
@@ -143,7 +151,7 @@ def _within(
     kind: str,
     inner: Sequence[Symbol],
     children: dict[str, list[Symbol]],
-    cuttable: Sequence[bool],
+    cuts: Sequence[int],
     out: list[CodeUnit],
     depth: int,
 ) -> None:
@@ -156,11 +164,11 @@ def _within(
         if s_start > s_end:
             continue
         if at < s_start:
-            _blocks(at, s_start - 1, owner, kind, False, cuttable, out)
-        _definition(s, s_start, s_end, children, cuttable, out, depth)
+            _blocks(at, s_start - 1, owner, kind, False, cuts, out)
+        _definition(s, s_start, s_end, children, cuts, out, depth)
         at = s_end + 1
     if at <= end:
-        _blocks(at, end, owner, kind, False, cuttable, out)
+        _blocks(at, end, owner, kind, False, cuts, out)
 
 
 def _definition(
@@ -168,7 +176,7 @@ def _definition(
     start: int,
     end: int,
     children: dict[str, list[Symbol]],
-    cuttable: Sequence[bool],
+    cuts: Sequence[int],
     out: list[CodeUnit],
     depth: int,
 ) -> None:
@@ -178,79 +186,66 @@ def _definition(
     members = _outermost(children.get(s.qualname, ())) if container else []
     members = [m for m in members if start < m.start_line <= end]
     if not members:
-        _blocks(
-            start, end, s.qualname, "definition" if s.kind not in CONTAINER_KINDS else "header", True, cuttable, out
-        )
+        _blocks(start, end, s.qualname, "definition" if s.kind not in CONTAINER_KINDS else "header", True, cuts, out)
         return
     first_member = members[0].start_line
-    _blocks(start, first_member - 1, s.qualname, "header", True, cuttable, out)
-    _within(first_member, end, s.qualname, "header", members, children, cuttable, out, depth + 1)
+    _blocks(start, first_member - 1, s.qualname, "header", True, cuts, out)
+    _within(first_member, end, s.qualname, "header", members, children, cuts, out, depth + 1)
 
 
-def _blocks(
-    start: int, end: int, owner: str, kind: str, first: bool, cuttable: Sequence[bool], out: list[CodeUnit]
-) -> None:
+def _blocks(start: int, end: int, owner: str, kind: str, first: bool, cuts: Sequence[int], out: list[CodeUnit]) -> None:
     """Lines `start`..`end` as units of at most UNIT_MAX_LINES, cut before a blank line
-    that may be cut at (`_cut_points`). Module and header code is cut at each after
-    UNIT_MIN_LINES (a class's attributes) or MODULE_UNIT_MIN_LINES (imports, a run of
-    constants, the next statement), a definition only when it is long."""
+    that may be cut at (`cuts`: the 0-based indices i where line i + 1 may be, ascending;
+    see `_cut_points`). Module and header code is cut at each after UNIT_MIN_LINES (a
+    class's attributes) or MODULE_UNIT_MIN_LINES (imports, a run of constants, the next
+    statement), a definition only when it is long, into pieces of about half the maximum
+    or more, so that it does not shatter into short ones.
+
+    A piece ends at the first line n (from its start p) that is followed by a cut point
+    and makes it long enough, or at p + UNIT_MAX_LINES - 1 if none comes first: found by
+    bisection in `cuts`, not by looking at every line (module code is most of a C file's
+    lines)."""
     if start > end:
         return
     whole = kind == "definition" or first
     if whole and end - start + 1 <= UNIT_MAX_LINES:  # most definitions: one unit, no line to look at
         out.append(CodeUnit(start, end, owner, kind, first))
         return
-    shortest = MODULE_UNIT_MIN_LINES if kind == "module" else UNIT_MIN_LINES
+    shortest = UNIT_MAX_LINES // 2 if whole else MODULE_UNIT_MIN_LINES if kind == "module" else UNIT_MIN_LINES
     piece_start = start
-    n = start
-    while n <= end:
-        length = n - piece_start + 1
-        blank_next = n < end and cuttable[n]  # cuttable[n]: line n + 1 may be cut before
-        cut = False
-        if length >= UNIT_MAX_LINES:
-            cut = True
-        elif blank_next and length >= shortest and (not whole or end - start + 1 > UNIT_MAX_LINES):
-            cut = _worth_cutting(piece_start, n, end, whole)
-        if cut and n < end:
-            if end - n < UNIT_MIN_LINES:  # the rest is too short to stand alone: keep it here
-                break
-            out.append(CodeUnit(piece_start, n, owner, kind, first and piece_start == start))
-            piece_start = n + 1
-        n += 1
+    while True:
+        forced = piece_start + UNIT_MAX_LINES - 1
+        at = bisect_left(cuts, piece_start + shortest - 1)
+        n = cuts[at] if at < len(cuts) and cuts[at] < min(forced, end) else forced
+        if n >= end or end - n < UNIT_MIN_LINES:  # the rest is too short to stand alone: keep it here
+            break
+        out.append(CodeUnit(piece_start, n, owner, kind, first and piece_start == start))
+        piece_start = n + 1
     out.append(CodeUnit(piece_start, end, owner, kind, first and piece_start == start))
-
-
-def _worth_cutting(piece_start: int, n: int, end: int, whole: bool) -> bool:
-    """At a blank line: module code is cut into its blocks; a long definition into pieces
-    of about half the maximum or more, so that it does not shatter into short ones."""
-    if not whole:
-        return True
-    return n - piece_start + 1 >= UNIT_MAX_LINES // 2
 
 
 def _cut_points(lines: Sequence[str], blank: Sequence[bool], spec: LanguageSpec | None) -> list[bool]:
     """cuttable[i]: line i + 1 is blank and outside a multi-line string or block comment
     (a docstring's paragraphs are not statements: a unit cut there shows half a
-    docstring): the language's `multiline_quotes`, found by one regular-expression pass
-    over the whole text (a file holds a few dozen delimiters and thousands of lines)."""
+    docstring): the language's `multiline_quotes`, found in one pass over the whole text
+    (a file holds a few dozen delimiters and thousands of lines)."""
     cuttable = list(blank)
     pairs = spec.multiline_quotes if spec is not None else ()
     if not pairs:
         return cuttable
     closers = {o: c for o, c in pairs}
-    pattern = _delimiters(tuple(sorted({*closers, *closers.values()}, key=len, reverse=True)))
+    tokens = sorted({*closers, *closers.values()}, key=len, reverse=True)
     text = "\n".join(lines)
-    starts = [0, *itertools.accumulate(len(line) + 1 for line in lines)]
+    starts = line_starts(lines)
     closing: str | None = None
     opened_at = 0
-    for found in pattern.finditer(text):
-        token = found.group()
+    for at, token in _delimiters(text, tokens):
         if closing is None:
             closing = closers.get(token)
-            opened_at = found.start()
+            opened_at = at
         elif token == closing:
             closing = None
-            first, last = bisect_right(starts, opened_at), bisect_right(starts, found.start())
+            first, last = bisect_right(starts, opened_at), bisect_right(starts, at)
             cuttable[first:last] = [False] * max(0, last - first)  # lines first+1 .. last-1 (0-based first..)
     if closing is not None:  # never closed: to the end
         first = bisect_right(starts, opened_at)
@@ -258,6 +253,23 @@ def _cut_points(lines: Sequence[str], blank: Sequence[bool], spec: LanguageSpec 
     return cuttable
 
 
-@functools.lru_cache(maxsize=64)
-def _delimiters(tokens: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(t) for t in tokens))
+def _delimiters(text: str, tokens: Sequence[str]) -> Iterator[tuple[int, str]]:
+    """(offset, token) of the delimiters in `text`, as one regular expression of the
+    tokens in this order (`a|b|...`) would find them left to right (each match consumed,
+    so `*/*` holds `*/` only), from `str.find` per token: a regular expression of
+    alternatives tested every character of the text (~5 % of deriving a C file's units)."""
+    ahead = [text.find(t) for t in tokens]  # the next occurrence of each at or after `pos`
+    pos = 0
+    while True:
+        best = -1
+        for k, token in enumerate(tokens):
+            found = ahead[k]
+            if 0 <= found < pos:
+                found = ahead[k] = text.find(token, pos)
+            if found >= 0 and (best < 0 or found < ahead[best]):
+                best = k
+        if best < 0:
+            return
+        at = ahead[best]
+        yield at, tokens[best]
+        pos = at + len(tokens[best])

@@ -181,11 +181,20 @@ def analyse_uncounted(
     source = data if not replaced else text.encode("utf-8")
     spec = language_for(abs_path or rel_path, source)  # as `outline_for` decides, with the folder
     if spec is not None and spec.outline_json is not None:
-        outline_json, line_count, symbols = spec.outline_json(source)
+        outline_json, outline = spec.outline_json(source)
         row, uncounted = _row(
-            rel_path, data, size, mtime_ns, text, replaced, spec.name, line_count, symbols, outline_json
+            rel_path,
+            data,
+            size,
+            mtime_ns,
+            text,
+            replaced,
+            spec.name,
+            outline.line_count,
+            len(outline.symbols),
+            outline_json,
         )
-        return replace(row, units=unit_postings_blob(outline_from_json(outline_json), text)), uncounted
+        return replace(row, units=unit_postings_blob(outline, text)), uncounted
     outline = outline_in(spec, source) if spec is not None else outline_for(rel_path, source)
     row, uncounted = _row(
         rel_path,

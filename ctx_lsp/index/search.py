@@ -55,19 +55,24 @@ def symbol_terms(sym: Symbol, path_terms: Sequence[str]) -> list[str]:
     """A symbol is found by its name, signature, docstring summary and path, and by what
     it calls: a task names the machinery a change touches (`importlib`, `echo`), which is
     often only in the bodies that use it."""
-    name_terms = terms(sym.name)
-    return [
-        *name_terms * NAME_BOOST,
-        *terms(sym.signature),
-        *terms(sym.doc),
-        *path_terms,
-        *(t for call in sym.calls for t in terms(call)),
-    ]
+    found = terms(sym.name) * NAME_BOOST
+    found += terms(f"{sym.signature} {sym.doc}")  # a space parts words: the terms of each, in turn
+    found += path_terms
+    if sym.calls:
+        found += terms(" ".join(sym.calls))
+    return found
 
 
-def file_terms(entry: IndexedFile) -> list[str]:
-    path_terms = terms(entry.path.replace("/", " ").replace(".", " "))
+def file_terms(entry: IndexedFile, path_terms: list[str] | None = None) -> list[str]:
+    """The file's own document: its path (`path_terms`, if its terms are in hand) and its
+    module docstring."""
+    if path_terms is None:
+        path_terms = _path_terms(entry)
     return [*path_terms * PATH_BOOST, *terms(entry.outline.docstring)]
+
+
+def _path_terms(entry: IndexedFile) -> list[str]:
+    return terms(entry.path.replace("/", " ").replace(".", " "))
 
 
 DocRow = tuple[str, str, int, int, int, dict[str, int]]
@@ -79,10 +84,10 @@ def file_docs(entry: IndexedFile) -> list[DocRow]:
     """The documents of one file, in the order they are numbered; documents without
     terms are left out (they could never match)."""
     docs: list[DocRow] = []
-    ft = file_terms(entry)
+    path_terms = _path_terms(entry)
+    ft = file_terms(entry, path_terms)
     if ft:
         docs.append(("", "file", 1, max(entry.line_count, 1), len(ft), count_terms(ft)))
-    path_terms = terms(entry.path.replace("/", " ").replace(".", " "))
     for sym in entry.outline.symbols:
         st = symbol_terms(sym, path_terms)
         if st:

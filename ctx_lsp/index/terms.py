@@ -8,8 +8,9 @@ and folding simple plurals, lets the two meet.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
-from collections import Counter
+from collections import Counter, _count_elements  # type: ignore[attr-defined]
 from collections.abc import Iterable
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -146,7 +147,11 @@ def split_identifier(word: str) -> list[str]:
     """'getHTTPResponse_code' → ['get', 'http', 'response', 'code']."""
     parts: list[str] = []
     for chunk in word.split("_"):
-        if chunk:
+        if not chunk:
+            continue
+        if chunk.isascii() and chunk.isalpha() and (chunk.islower() or chunk.isupper()):
+            parts.append(chunk.lower())  # what `_CAMEL` finds in `inode`, `NULL`: the chunk
+        else:
             parts.extend(p.lower() for p in _CAMEL.findall(chunk))
     return parts
 
@@ -178,10 +183,7 @@ def terms(text: str) -> list[str]:
     A compound identifier yields its parts and itself (lowercased), so an exact
     `count_tokens` in a query scores higher than 'count' and 'tokens' apart.
     """
-    out: list[str] = []
-    for word in _WORD.findall(text):
-        out.extend(word_terms(word))
-    return out
+    return list(_chain(map(word_terms, _WORD.findall(text))))
 
 
 def term_counts(text: str) -> dict[str, int]:
@@ -204,6 +206,49 @@ def word_terms(word: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+_chain = itertools.chain.from_iterable
+
+WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_RUNS_TABLE = bytes(b if b in WORD_BYTES else 0x20 for b in range(256))
+
+
+def word_runs(text: str) -> bytes:
+    """`text` as ASCII bytes, every character that no word (`_WORD`) holds a space: its
+    `split()` gives the runs of word characters, each at the offset its text has (a
+    character that is not ASCII becomes one `?`, then a space). A run is one word, or a
+    number and the word after it (`0x1F`: `0`, `x1F`): `run_terms`.
+
+    Splitting runs in C is ~20x cheaper than `_WORD.findall`, which walked the text a
+    character at a time (a third of deriving a C file's unit terms)."""
+    return text.encode("ascii", "replace").translate(_RUNS_TABLE)
+
+
+RUN_TERMS_MAX = 1 << 17
+"""Distinct runs whose terms `run_terms` keeps (about `word_terms`' cache); past it, the
+cache starts again (a kernel's hex constants are millions of distinct runs)."""
+
+
+class _RunTerms(dict[bytes, tuple[str, ...]]):
+    """Run -> its terms; a dict, looked up in C (`map(run_terms.__getitem__, runs)`), that
+    fills itself on a miss."""
+
+    def __missing__(self, run: bytes) -> tuple[str, ...]:
+        if len(self) >= RUN_TERMS_MAX:
+            self.clear()
+        text = run.decode("ascii")
+        if "0" <= text[0] <= "9":
+            found = tuple(t for word in _WORD.findall(text) for t in word_terms(word))
+        else:
+            found = word_terms(text)
+        self[run] = found
+        return found
+
+
+run_terms = _RunTerms()
+"""The terms of one run of word characters (see `word_runs`), with repeats: `terms` of
+its text. Counting the terms of a text's runs counts the terms of its words."""
+
+
 def query_terms(text: str) -> list[str]:
     """Distinct terms of a query, in first-seen order."""
     return list(dict.fromkeys(terms(text)))
@@ -219,7 +264,8 @@ def identifiers(text: str) -> set[str]:
 
 
 def count_terms(items: Iterable[str]) -> dict[str, int]:
+    """How often each item occurs, in first-seen order (a plain dict: documents hold one
+    each). Counted by `Counter`'s own C loop (`_count_elements`), without a Counter."""
     counts: dict[str, int] = {}
-    for t in items:
-        counts[t] = counts.get(t, 0) + 1
+    _count_elements(counts, items)
     return counts

@@ -446,16 +446,28 @@ def _outline_python(source: bytes) -> Outline:
     )
 
 
-def outline_python_json(source: bytes) -> tuple[str, int, int]:
-    """`outline_to_json(outline_python(source))`, the outline's line count and its number
-    of symbols, without building the `Outline`: a cold index stores only the JSON, and
-    making Django's ~47,000 frozen `Symbol`s only to encode them cost ~0.2 s of CPU.
-    Never raises, like `outline_python`."""
+def outline_python_json(source: bytes) -> tuple[str, Outline]:
+    """`outline_to_json(outline_python(source))` and that outline, the JSON written from
+    the extractor's rows (`outline_to_json` would walk the `Symbol`s again) and the
+    outline built from the same rows: a cold index stores the JSON and derives the
+    file's units from the outline, which decoding the JSON just written cost again
+    (`json.loads` of Django's 12 MB, and every `Symbol` built a second time). Never
+    raises, like `outline_python`."""
     try:
         docstring, imports, constants, rows, references, line_count, has_errors = _outline_parts(source)
     except Exception:
         outline = outline_python(source)  # logs, and gives the bare outline
-        return outline_to_json(outline), outline.line_count, len(outline.symbols)
+        return outline_to_json(outline), outline
+    outline = Outline(
+        "python",
+        docstring,
+        tuple(imports),
+        tuple(constants),
+        tuple([Symbol(*row) for row in rows]),
+        references,
+        line_count,
+        has_errors,
+    )
     for row in rows:
         row[12] = int(row[12])
     text = json.dumps(
@@ -473,7 +485,7 @@ def outline_python_json(source: bytes) -> tuple[str, int, int]:
         ensure_ascii=False,
         separators=(",", ":"),
     )
-    return text, line_count, len(rows)
+    return text, outline
 
 
 def _outline_parts(

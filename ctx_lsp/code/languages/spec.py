@@ -141,8 +141,9 @@ class LanguageSpec:
     """Folders that hold only tests (`__tests__`, Ruby's `spec`)."""
     outline: Callable[[bytes], Outline] | None = None
     """The outline builder, for a language that does not use the shared walker."""
-    outline_json: Callable[[bytes], tuple[str, int, int]] | None = None
-    """(outline JSON, line count, symbols) without building the `Outline`, if faster."""
+    outline_json: Callable[[bytes], tuple[str, Outline]] | None = None
+    """(outline JSON, the outline), if the JSON is faster written another way than by
+    `outline_to_json` (from the extractor's own rows)."""
     dotted_modules: bool = False
     """Imports name dotted modules that map onto paths (`a.b` → `a/b.py`): the reference
     graph resolves them with its own module index (Python). Other languages say where

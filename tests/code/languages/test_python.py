@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ctx_lsp.code.languages import python as python_module
 from ctx_lsp.code.languages.python import outline_python
-from ctx_lsp.code.outline import Outline, Symbol, outline_for, outline_to_json, split_lines
+from ctx_lsp.code.outline import Outline, Symbol, outline_for, outline_from_json, outline_to_json, split_lines
 from tests.code.conftest import SAMPLE
 
 
@@ -330,12 +330,10 @@ _PY_FRAGMENTS = [
 @given(st.lists(st.sampled_from(_PY_FRAGMENTS), max_size=12), st.binary(max_size=40))
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_json_path_equals_the_outline_encoded(fragments: list[str], noise: bytes) -> None:
-    """Ensure that the cold index's JSON-only path gives exactly the outline's JSON, line
-    count and number of symbols, for code with and without syntax errors."""
+    """Ensure that the cold index's JSON path gives exactly the outline's JSON, and the
+    outline that JSON decodes to, for code with and without syntax errors."""
     for source in ("".join(fragments).encode(), "".join(fragments).encode() + noise):
         outline = outline_python(source)
-        assert python_module.outline_python_json(source) == (
-            outline_to_json(outline),
-            outline.line_count,
-            len(outline.symbols),
-        )
+        text, built = python_module.outline_python_json(source)
+        assert text == outline_to_json(outline)
+        assert built == outline == outline_from_json(text)
