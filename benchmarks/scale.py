@@ -49,11 +49,14 @@ KERNEL_DEFAULTS = {
     "floor_sample": 3000,
     "only": "floor,ctags,imports,cold,warm,cache,cli,server,switch,fresh",
     "no_aider": True,
+    "max_server_rss_mb": 14_000,
 }
 """With `--kernel`, for the options not given: one run of each slow path (a cold index is
 ~20 min on main), the parse floor on a sample, and neither the naive scan (it tokenizes
-1.5 GB per query), the daemon nor Aider. The fresh clone runs last: its server may be
-killed at `--fresh-timeout` with a half-written cache, which no later row should read."""
+1.5 GB per query), the daemon nor Aider. A server past 14 GB resident is killed and the
+row says so (main's switch server grew past 12 GB on this shared 24 GB machine). The fresh
+clone runs last: its server may be killed at `--fresh-timeout` with a half-written cache,
+which no later row should read."""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -93,6 +96,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--fresh-timeout", type=float, help="limit of the fresh-clone session (s; default --timeout)")
     ap.add_argument("--floor-sample", type=int, help="parse floor over a seeded sample of N files (extrapolated)")
     ap.add_argument("--switch-files", type=int, help="files the branch switch changes (default 2000, ≤ 10 %% of them)")
+    ap.add_argument("--switch-timeout", type=float, help="how long a bundle may take to show a switch (s; 900)")
+    ap.add_argument(
+        "--max-server-rss-mb",
+        type=float,
+        help="kill a server past this resident size and record it (a shared machine's guard; default none)",
+    )
     ap.add_argument("--scratch", type=Path, help="where the branch switch's copy and second tree go (default /tmp)")
     args = ap.parse_args(argv)
     if args.only:
@@ -131,6 +140,8 @@ def options(args: argparse.Namespace, logs: Path) -> measure.Options:
         fresh_timeout=args.fresh_timeout or args.timeout,
         floor_sample=args.floor_sample,
         switch_files=args.switch_files or 2000,
+        switch_timeout=args.switch_timeout or min(args.timeout, 900.0),
+        max_server_rss_mb=args.max_server_rss_mb,
         scratch=(args.scratch or (logs if smoke else Path(tempfile.gettempdir()))).resolve(),
     )
 

@@ -33,6 +33,15 @@ class ServerExited(RuntimeError):
     """The server closed its stdout (crashed or exited)."""
 
 
+class MemoryLimit(RuntimeError):
+    """The server's resident memory passed `max_rss_mb`: it was killed (on a shared machine
+    a server that grows without bound must not take the others' memory)."""
+
+
+GUARD_SLICE_S = 1.0
+"""How often a wait checks the server's memory."""
+
+
 class LspClient:
     def __init__(
         self,
@@ -41,8 +50,10 @@ class LspClient:
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
         stderr_path: Path | None = None,
+        max_rss_mb: float | None = None,
     ):
         self.stderr_path = stderr_path
+        self.max_rss_mb = max_rss_mb
         self._stderr = open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL  # noqa: SIM115
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
@@ -78,12 +89,14 @@ class LspClient:
             raise ServerExited(f"server exited (rc={self.proc.poll()}) {self.stderr_tail()}") from err
 
     def _fill(self, deadline: float, what: str) -> None:
-        remaining = deadline - time.perf_counter()
-        if remaining <= 0:
-            raise Timeout(f"no answer to {what} within the time limit")
-        ready, _, _ = select.select([self._fd], [], [], remaining)
-        if not ready:
-            raise Timeout(f"no answer to {what} within the time limit")
+        while True:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise Timeout(f"no answer to {what} within the time limit")
+            ready, _, _ = select.select([self._fd], [], [], min(remaining, GUARD_SLICE_S))
+            if ready:
+                break
+            self._check_memory(what)
         chunk = os.read(self._fd, 1 << 20)
         if not chunk:
             raise ServerExited(f"server exited (rc={self.proc.poll()}) while waiting for {what}. {self.stderr_tail()}")
@@ -183,6 +196,17 @@ class LspClient:
         )
         self.notify("initialized", {})
         return result
+
+    def _check_memory(self, what: str) -> None:
+        if self.max_rss_mb is None:
+            return
+        rss_mb = self.proc_status().get("VmRSS", 0) / 1024
+        if rss_mb > self.max_rss_mb:
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, 9)
+            raise MemoryLimit(
+                f"server killed at {rss_mb:,.0f} MB resident (limit {self.max_rss_mb:,.0f} MB) while waiting for {what}"
+            )
 
     def proc_status(self) -> dict[str, int]:
         """VmHWM / VmRSS of the server process, in kB (Linux)."""

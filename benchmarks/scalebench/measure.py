@@ -35,7 +35,7 @@ from typing import Any
 
 from scalebench import procs, switch, words
 from scalebench.aider_map import AiderMap
-from scalebench.lsp import LspClient
+from scalebench.lsp import LspClient, MemoryLimit, Timeout
 from scalebench.workspaces import APPENDED_DEFINITIONS, WARMUP_QUERIES, WorkspaceInfo, definitions, listed_files
 
 HERE = Path(__file__).resolve().parent
@@ -189,6 +189,10 @@ class Options:
     fresh_timeout: float = 900.0
     floor_sample: int | None = None
     switch_files: int = 2000
+    switch_timeout: float = 900.0
+    """How long a bundle may take to show a switch (each way)."""
+    max_server_rss_mb: float | None = None
+    """A server over this is killed and the row says so (a shared machine's guard)."""
     scratch: Path = Path("/tmp")
     """Where the branch switch's scratch copy and second tree go (the same filesystem as
     the workspace: the copy is hard links)."""
@@ -656,13 +660,14 @@ class WorkspaceBench:
         limit = self.opts.fresh_timeout
         stderr = self.opts.logs / f"scale-serve-{self.slug}-fresh.log"
         self.log(f"fresh clone over LSP (no cache; limit {limit:.0f} s) …")
-        client = LspClient(procs.ctx_cmd("serve"), env=self.env, cwd=self.cwd, stderr_path=stderr)
+        client = self._client(stderr)
         symbol = self.symbol_name()
         query = self.queries[0]
         probes: dict[int, dict[str, Any]] = {}
         timeline: list[dict[str, Any]] = []
         rss: list[tuple[float, int]] = []
         index_done_at: float | None = None
+        stopped = ""
 
         def now() -> float:
             return time.perf_counter() - client.started
@@ -699,7 +704,12 @@ class WorkspaceBench:
                         turn += 1
                     next_probe += PROBE_INTERVAL_S
                 wait = max(0.05, min(next_status, next_probe, limit) - now())
-                for message in client.poll(wait):
+                try:
+                    messages = client.poll(wait)
+                except MemoryLimit as err:
+                    stopped = str(err)
+                    break
+                for message in messages:
                     probe = probes.get(message.get("id", -1))
                     if probe is None:
                         continue
@@ -725,7 +735,7 @@ class WorkspaceBench:
                 if index_done_at is not None and all("answered" in p for p in probes.values()):
                     break
             end = now()
-            hwm = client.proc_status().get("VmHWM", 0) / 1024
+            hwm = max(client.proc_status().get("VmHWM", 0), *(kb for _, kb in rss), 0) / 1024
         finally:
             client.close()
         for p in probes.values():
@@ -738,8 +748,9 @@ class WorkspaceBench:
             "probes": list(probes.values()),
             "rss_kb": rss,
             "index_log": next((m for m in client.logs if m.startswith("indexed ")), ""),
+            "stopped": stopped,
         }
-        self._fresh_rows(t_init, index_done_at, end, probes, timeline, hwm, limit)
+        self._fresh_rows(t_init, index_done_at, end, probes, timeline, hwm, limit, stopped)
         if index_done_at is None:
             shutil.rmtree(self.root / ".ctx-lsp", ignore_errors=True)  # a half cache is no warm one
 
@@ -786,9 +797,12 @@ class WorkspaceBench:
         timeline: list[dict[str, Any]],
         hwm: float,
         limit: float,
+        stopped: str = "",
     ) -> None:
         if index_done_at is not None:
             done_text = f"index done at {dur(index_done_at)}"
+        elif stopped:
+            done_text = f"index not done when stopped at {dur(end)}: {stopped}"
         else:
             done_text = f"index not done in {limit:.0f} s"
         parts = []
@@ -864,7 +878,8 @@ class WorkspaceBench:
             unanswered=len(waiting),
             oldest_wait=max(waiting) if waiting else None,
         )
-        self.set("fresh_server_rss", f"{hwm:.0f} MB ({'index done' if index_done_at else 'index not done'})", mb=hwm)
+        state = "index done" if index_done_at else ("killed at the memory limit" if stopped else "index not done")
+        self.set("fresh_server_rss", f"{hwm:.0f} MB ({state})", mb=hwm)
         self.log(f"fresh: {self.rows['fresh_first_answers'].value}")
         self.log(f"fresh latency: {text}")
 
@@ -926,7 +941,9 @@ class WorkspaceBench:
                 f"status then: last_index {json.dumps(last)}{unchanged if last == before else ''}, watcher "
                 f"{watcher.get('state')}, {watcher.get('events')} events, {watcher.get('reconciles')} reconciles"
                 if d.get("shown_s") is not None
-                else f"not shown in {d.get('waited_s', 0):.0f} s ({d.get('tries', 0)} bundles)"
+                else f"not shown in {d.get('waited_s', 0):.0f} s ({d.get('tries', 0)} bundles"
+                f"{'; ' + d['stopped'] if d.get('stopped') else ''}); "
+                f"server peak RSS {d.get('server_rss_mb', 0):,.0f} MB"
             )
             if cli:
                 text += f"; then `ctx-lsp index` (no server): {dur(cli['seconds'])}, {cli['summary']}"
@@ -943,11 +960,16 @@ class WorkspaceBench:
         tries = 0
         while True:
             tries += 1
-            result = client.request("ctx/bundle", {"query": query, "budget": 8000}, timeout=self.opts.timeout)
+            remaining = self.opts.switch_timeout - (time.perf_counter() - started)
+            try:
+                result = client.request("ctx/bundle", {"query": query, "budget": 8000}, timeout=max(1.0, remaining))
+            except (Timeout, MemoryLimit) as err:
+                waited = time.perf_counter() - started
+                return {"shown_s": None, "tries": tries, "waited_s": waited, "stopped": str(err)[:300]}
             if shows(result, query, ident) == present:
                 return {"shown_s": time.perf_counter() - started, "tries": tries}
             waited = time.perf_counter() - started
-            if waited > self.opts.timeout:
+            if waited > self.opts.switch_timeout:
                 return {"shown_s": None, "tries": tries, "waited_s": waited}
             time.sleep(0.05)
 
@@ -982,7 +1004,7 @@ class WorkspaceBench:
 
     def _switch_server(self, plan: switch.SwitchPlan, copy: Path, data: dict[str, Any]) -> None:
         stderr = self.opts.logs / f"scale-serve-{self.slug}-switch.log"
-        client = LspClient(procs.ctx_cmd("serve"), env=self.env, cwd=self.cwd, stderr_path=stderr)
+        client = self._client(stderr)
         query = f"fix {plan.probe_ident} in {Path(plan.probe_path).stem}"
         try:
             client.initialize(copy, timeout=self.opts.request_timeout)
@@ -996,11 +1018,13 @@ class WorkspaceBench:
                 applied = switch.apply(plan, copy, self.root, side)
                 seen = self._wait_bundle(client, query, plan.probe_ident, present, started)
                 entry: dict[str, Any] = {**seen, "apply_s": applied["seconds"], "written": applied["written"]}
+                entry["server_rss_mb"] = client.proc_status().get("VmHWM", 0) / 1024
+                if seen["shown_s"] is None:
+                    data[side] = entry
+                    break
                 entry["server_status"] = self._settled_status(client)
                 data[side] = entry
                 self.log(f"switch to {side}: {seen}; status {entry['server_status']}")
-                if seen["shown_s"] is None:
-                    break
         finally:
             client.close()
 
@@ -1107,9 +1131,18 @@ class WorkspaceBench:
                 )
 
     # ------------------------------------------------------------------ server
+    def _client(self, stderr: Path) -> LspClient:
+        return LspClient(
+            procs.ctx_cmd("serve"),
+            env=self.env,
+            cwd=self.cwd,
+            stderr_path=stderr,
+            max_rss_mb=self.opts.max_server_rss_mb,
+        )
+
     def _spawn(self, i: int) -> tuple[LspClient, dict[str, Any]]:
         stderr = self.opts.logs / f"scale-serve-{self.slug}-{i}.log"
-        client = LspClient(procs.ctx_cmd("serve"), env=self.env, cwd=self.cwd, stderr_path=stderr)
+        client = self._client(stderr)
         try:
             init = client.initialize(self.root, timeout=self.opts.request_timeout)
             t_init = time.perf_counter() - client.started
