@@ -3,6 +3,7 @@
     python benchmarks/scale.py --workspace /tmp/django-ws/django-5.2.19 --generate 20000 --out /tmp/scale.json
     python benchmarks/scale.py --workspace /tmp/django-dl/django-5.2.19 --workspace /tmp/typeorm --no-aider
     python benchmarks/scale.py --smoke          # a 200-file generated workspace, one repetition (< 60 s)
+    python benchmarks/scale.py --kernel --ctx-lsp-root /tmp/ctxlsp-main --timeout 2400   # Linux 6.12
 
 For each workspace (`--workspace DIR`, repeatable; `--generate [N]` adds a generated one of
 N files, default 20,000, written under `--gen-dir`): baselines, cold `ctx-lsp index`,
@@ -37,9 +38,25 @@ import tempfile
 import time
 from pathlib import Path
 
-from scalebench import generate, measure, procs, report, workspaces
+from scalebench import generate, kernel, measure, procs, report, workspaces
 
 SMOKE_FILES = 200
+KERNEL_DEFAULTS = {
+    "repeat": 1,
+    "cold_runs": 1,
+    "queries": 10,
+    "edits": 5,
+    "floor_sample": 3000,
+    "only": "floor,ctags,imports,cold,warm,cache,cli,server,switch,fresh",
+    "no_aider": True,
+    "max_server_rss_mb": 14_000,
+}
+"""With `--kernel`, for the options not given: one run of each slow path (a cold index is
+~20 min on main), the parse floor on a sample, and neither the naive scan (it tokenizes
+1.5 GB per query), the daemon nor Aider. A server past 14 GB resident is killed and the
+row says so (main's switch server grew past 12 GB on this shared 24 GB machine). The fresh
+clone runs last: its server may be killed at `--fresh-timeout` with a half-written cache,
+which no later row should read."""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -62,7 +79,36 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-aider", action="store_true")
     ap.add_argument("--timeout", type=float, default=900.0, help="limit for one process or first answer (s)")
     ap.add_argument("--ctx-lsp-root", type=Path, help="import ctx_lsp from this directory in every child process")
-    return ap.parse_args(argv)
+    ap.add_argument(
+        "--kernel",
+        type=Path,
+        nargs="?",
+        const=kernel.DEFAULT_BASE,
+        metavar="BASE",
+        help=f"also the Linux kernel, prepared under BASE (default {kernel.DEFAULT_BASE}) if not already; "
+        "sets the kernel's defaults (see KERNEL_DEFAULTS) for options not given",
+    )
+    ap.add_argument(
+        "--only",
+        help=f"run only these steps, comma-separated, in that order, of: {', '.join(measure.STEPS)} "
+        "(the others' rows are skipped)",
+    )
+    ap.add_argument("--fresh-timeout", type=float, help="limit of the fresh-clone session (s; default --timeout)")
+    ap.add_argument("--floor-sample", type=int, help="parse floor over a seeded sample of N files (extrapolated)")
+    ap.add_argument("--switch-files", type=int, help="files the branch switch changes (default 2000, ≤ 10 %% of them)")
+    ap.add_argument("--switch-timeout", type=float, help="how long a bundle may take to show a switch (s; 900)")
+    ap.add_argument(
+        "--max-server-rss-mb",
+        type=float,
+        help="kill a server past this resident size and record it (a shared machine's guard; default none)",
+    )
+    ap.add_argument("--scratch", type=Path, help="where the branch switch's copy and second tree go (default /tmp)")
+    args = ap.parse_args(argv)
+    if args.only:
+        unknown = sorted(set(args.only.split(",")) - set(measure.STEPS))
+        if unknown:
+            ap.error(f"--only: unknown step(s) {', '.join(unknown)}; choose from {', '.join(measure.STEPS)}")
+    return args
 
 
 def options(args: argparse.Namespace, logs: Path) -> measure.Options:
@@ -89,11 +135,23 @@ def options(args: argparse.Namespace, logs: Path) -> measure.Options:
         seed=args.seed,
         ctx_root=args.ctx_lsp_root.resolve() if args.ctx_lsp_root else None,
         logs=logs,
+        only=frozenset(args.only.split(",")) if args.only else None,
+        order=tuple(args.only.split(",")) if args.only else (),
+        fresh_timeout=args.fresh_timeout or args.timeout,
+        floor_sample=args.floor_sample,
+        switch_files=args.switch_files or 2000,
+        switch_timeout=args.switch_timeout or min(args.timeout, 900.0),
+        max_server_rss_mb=args.max_server_rss_mb,
+        scratch=(args.scratch or (logs if smoke else Path(tempfile.gettempdir()))).resolve(),
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.kernel is not None:
+        for name, value in KERNEL_DEFAULTS.items():
+            if getattr(args, name) in (None, False):
+                setattr(args, name, value)
     if args.ctx_lsp_root:  # the language table the workspaces are described with: the measured tree's
         sys.path.insert(0, str(args.ctx_lsp_root.resolve()))
     command = "python benchmarks/scale.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
@@ -104,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="ctx-scale-") as tmp:
         roots = [w.resolve() for w in args.workspace]
+        if args.kernel is not None:
+            log(f"kernel: preparing (or reusing) {kernel.tree_of(args.kernel.resolve())} …")
+            roots.append(kernel.prepare(args.kernel))
         if args.smoke and not roots and args.generate is None:
             args.generate = SMOKE_FILES
             args.gen_dir = args.gen_dir or Path(tmp) / "ws"

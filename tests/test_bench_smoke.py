@@ -47,7 +47,7 @@ def test_scale_smoke_emits_every_row(tmp_path: Path) -> None:
     for key, row in rows.items():
         assert row["value"], key
         assert row["path"] in proc.stdout, key  # the markdown table has the row
-        if key in ("baseline_aider_query", "vs_aider"):
+        if key in ("baseline_aider_query", "vs_aider", "baseline_ctags"):  # Aider's venv, ctags: not on every CI
             assert row["status"] in ("ok", "skipped"), row
         else:
             assert row["status"] == "ok", row

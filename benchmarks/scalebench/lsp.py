@@ -33,6 +33,15 @@ class ServerExited(RuntimeError):
     """The server closed its stdout (crashed or exited)."""
 
 
+class MemoryLimit(RuntimeError):
+    """The server's resident memory passed `max_rss_mb`: it was killed (on a shared machine
+    a server that grows without bound must not take the others' memory)."""
+
+
+GUARD_SLICE_S = 1.0
+"""How often a wait checks the server's memory."""
+
+
 class LspClient:
     def __init__(
         self,
@@ -41,8 +50,10 @@ class LspClient:
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
         stderr_path: Path | None = None,
+        max_rss_mb: float | None = None,
     ):
         self.stderr_path = stderr_path
+        self.max_rss_mb = max_rss_mb
         self._stderr = open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL  # noqa: SIM115
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
@@ -61,6 +72,8 @@ class LspClient:
         self._next_id = 0
         self.logs: deque[str] = deque(maxlen=20)
         self.notifications = 0
+        self.stray: list[dict[str, Any]] = []
+        """Responses to pipelined requests that arrived while `request` waited for its own."""
 
     @property
     def pid(self) -> int:
@@ -76,54 +89,94 @@ class LspClient:
             raise ServerExited(f"server exited (rc={self.proc.poll()}) {self.stderr_tail()}") from err
 
     def _fill(self, deadline: float, what: str) -> None:
-        remaining = deadline - time.perf_counter()
-        if remaining <= 0:
-            raise Timeout(f"no answer to {what} within the time limit")
-        ready, _, _ = select.select([self._fd], [], [], remaining)
-        if not ready:
-            raise Timeout(f"no answer to {what} within the time limit")
+        while True:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise Timeout(f"no answer to {what} within the time limit")
+            ready, _, _ = select.select([self._fd], [], [], min(remaining, GUARD_SLICE_S))
+            if ready:
+                break
+            self._check_memory(what)
         chunk = os.read(self._fd, 1 << 20)
         if not chunk:
             raise ServerExited(f"server exited (rc={self.proc.poll()}) while waiting for {what}. {self.stderr_tail()}")
         self._buf += chunk
 
+    def _take(self) -> dict[str, Any] | None:
+        """One whole message from the buffer, or None if it holds no whole message yet."""
+        end = self._buf.find(b"\r\n\r\n")
+        if end < 0:
+            return None
+        length = 0
+        for line in bytes(self._buf[:end]).split(b"\r\n"):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        start = end + 4
+        if len(self._buf) < start + length:
+            return None
+        body = bytes(self._buf[start : start + length])
+        del self._buf[: start + length]
+        message: dict[str, Any] = json.loads(body)
+        return message
+
     def _receive(self, deadline: float, what: str) -> dict[str, Any]:
         while True:
-            end = self._buf.find(b"\r\n\r\n")
-            if end >= 0:
-                length = 0
-                for line in bytes(self._buf[:end]).split(b"\r\n"):
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                start = end + 4
-                if len(self._buf) >= start + length:
-                    body = bytes(self._buf[start : start + length])
-                    del self._buf[: start + length]
-                    message: dict[str, Any] = json.loads(body)
-                    return message
+            message = self._take()
+            if message is not None:
+                return message
             self._fill(deadline, what)
+
+    def _handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """A response is returned; a request from the server is answered with `null` and
+        a notification counted (log messages kept): both return None."""
+        if "method" not in message:
+            return message
+        if "id" in message:  # a request from the server: accept, say nothing
+            self._send({"id": message["id"], "result": None})
+        else:
+            self.notifications += 1
+            if message["method"] == "window/logMessage":
+                self.logs.append(str(message.get("params", {}).get("message", ""))[:300])
+        return None
 
     # ------------------------------------------------------------------ api
     def request(self, method: str, params: Any, timeout: float = 60.0) -> Any:
-        self._next_id += 1
-        rid = self._next_id
-        self._send({"id": rid, "method": method, "params": params})
+        rid = self.send_request(method, params)
         deadline = time.perf_counter() + timeout
         while True:
-            message = self._receive(deadline, f"{method} (limit {timeout:.0f} s)")
-            if "method" in message:
-                if "id" in message:  # a request from the server: accept, say nothing
-                    self._send({"id": message["id"], "result": None})
-                else:
-                    self.notifications += 1
-                    if message["method"] == "window/logMessage":
-                        self.logs.append(str(message.get("params", {}).get("message", ""))[:300])
+            message = self._handle(self._receive(deadline, f"{method} (limit {timeout:.0f} s)"))
+            if message is None:
                 continue
             if message.get("id") == rid:
                 if "error" in message:
                     raise LspError(f"{method}: {message['error'].get('message')}")
                 return message.get("result")
+            self.stray.append(message)
+
+    def send_request(self, method: str, params: Any) -> int:
+        """Send a request without waiting (several in flight); its id, for `poll`."""
+        self._next_id += 1
+        self._send({"id": self._next_id, "method": method, "params": params})
+        return self._next_id
+
+    def poll(self, timeout: float) -> list[dict[str, Any]]:
+        """The responses that arrive within `timeout` s (returns as soon as one has, with
+        any others already read; [] at the deadline). Responses `request` read while
+        waiting for its own come first."""
+        deadline = time.perf_counter() + timeout
+        out, self.stray = self.stray, []
+        while True:
+            while (message := self._take()) is not None:
+                response = self._handle(message)
+                if response is not None:
+                    out.append(response)
+            if out:
+                return out
+            try:
+                self._fill(deadline, "poll")
+            except Timeout:
+                return out
 
     def timed(self, method: str, params: Any, timeout: float = 60.0) -> tuple[float, Any]:
         """(seconds, result) of one request, measured by the client."""
@@ -143,6 +196,17 @@ class LspClient:
         )
         self.notify("initialized", {})
         return result
+
+    def _check_memory(self, what: str) -> None:
+        if self.max_rss_mb is None:
+            return
+        rss_mb = self.proc_status().get("VmRSS", 0) / 1024
+        if rss_mb > self.max_rss_mb:
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, 9)
+            raise MemoryLimit(
+                f"server killed at {rss_mb:,.0f} MB resident (limit {self.max_rss_mb:,.0f} MB) while waiting for {what}"
+            )
 
     def proc_status(self) -> dict[str, int]:
         """VmHWM / VmRSS of the server process, in kB (Linux)."""

@@ -24,13 +24,20 @@ Prints JSON `{"files", "bytes", "seconds" (read + parse, every language), "read_
 interpreter start and the imports. DESIGN's "about 445 files/s per core" was this
 measurement over Django's `.py` files.
 
-    python benchmarks/scalebench/parse_floor.py ROOT [--repeat N]
+    python benchmarks/scalebench/parse_floor.py ROOT [--repeat N] [--sample N --seed S]
+
+`--sample N` measures a seeded sample of N code files (the kernel's 60K would take the
+parse floor longer than the index it is a floor for) and adds `sample`: how many files
+of how many, their share of the code bytes, and `seconds_full_est`, the floor of every
+file extrapolated by bytes (parse time is close to linear in bytes).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import random
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -76,12 +83,26 @@ def ctx_lsp_path(root: str, abs_path: str, rel_path: str, data: bytes) -> int:
     return len(file_docs(entry))
 
 
-def measure(root: Path, repeat: int = 1) -> dict[str, Any]:
-    """Read, parse and analyse every code file under `root`; the figures per language."""
+def measure(root: Path, repeat: int = 1, sample: int | None = None, seed: int = 0) -> dict[str, Any]:
+    """Read, parse and analyse every code file under `root` (or a seeded sample of
+    `sample` of them); the figures per language."""
     root = root.resolve()
     costs: dict[str, LanguageCost] = {}
     jobs: list[tuple[LanguageSpec, str, str, bytes]] = []
-    for language, paths in sorted(code_files(root).items()):
+    by_language = code_files(root)
+    every = [(language, path) for language, paths in sorted(by_language.items()) for path in paths]
+    sampled: dict[str, Any] | None = None
+    if sample is not None and sample < len(every):
+        chosen = set(random.Random(f"floor-{seed}").sample(range(len(every)), sample))
+        picked: dict[str, list[Path]] = {}
+        for i, (language, path) in enumerate(every):
+            if i in chosen:
+                picked.setdefault(language, []).append(path)
+        total_bytes = sum(_size(p) for _, p in every)
+        sample_bytes = sum(_size(p) for paths in picked.values() for p in paths)
+        sampled = {"files": sample, "of": len(every), "seed": seed, "bytes_share": sample_bytes / max(1, total_bytes)}
+        by_language = picked
+    for language, paths in sorted(by_language.items()):
         cost = costs.setdefault(language, LanguageCost())
         for path in paths:
             t0 = time.perf_counter()
@@ -126,7 +147,7 @@ def measure(root: Path, repeat: int = 1) -> dict[str, Any]:
     languages = {name: cost.figures() for name, cost in sorted(costs.items(), key=lambda kv: -kv[1].bytes)}
     read_s = sum(c.read_s for c in costs.values())
     parse_s = sum(c.parse_s for c in costs.values())
-    return {
+    out = {
         "files": sum(c.files for c in costs.values()),
         "bytes": sum(c.bytes for c in costs.values()),
         "seconds": read_s + parse_s,
@@ -137,14 +158,27 @@ def measure(root: Path, repeat: int = 1) -> dict[str, Any]:
         "repeat": max(1, repeat),
         "languages": languages,
     }
+    if sampled is not None:
+        sampled["seconds_full_est"] = (read_s + parse_s) / max(sampled["bytes_share"], 1e-9)
+        out["sample"] = sampled
+    return out
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("root", type=Path)
     ap.add_argument("--repeat", type=int, default=1, help="keep each file's fastest of N (default 1)")
+    ap.add_argument("--sample", type=int, help="measure a seeded sample of N code files (extrapolated by bytes)")
+    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    print(json.dumps(measure(args.root, args.repeat)))
+    print(json.dumps(measure(args.root, args.repeat, args.sample, args.seed)))
     return 0
 
 

@@ -29,6 +29,9 @@ class ProcResult:
     stdout: str
     stderr: str
     timed_out: bool = False
+    group_rss_mb: float | None = None
+    """The largest sum of RSS over the process group, sampled (`run(..., group=True)`):
+    what a command and its workers hold at once, which `ru_maxrss` (one process) is not."""
 
     @property
     def ok(self) -> bool:
@@ -57,11 +60,50 @@ def ctx_cmd(*args: str) -> list[str]:
     return [sys.executable, "-m", "ctx_lsp", *args]
 
 
-def run(cmd: list[str], *, timeout: float, env: dict[str, str] | None = None, cwd: Path | None = None) -> ProcResult:
+GROUP_SAMPLE_S = 0.5
+
+
+def group_rss_kb(pgid: int) -> int:
+    """The summed resident memory of the processes in group `pgid` now (Linux /proc)."""
+    total = 0
+    page_kb = os.sysconf("SC_PAGE_SIZE") // 1024
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid:  # after the command: state, ppid, pgrp, …, rss is field 24
+                total += int(fields[21]) * page_kb
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def run(
+    cmd: list[str],
+    *,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    group: bool = False,
+) -> ProcResult:
+    """`group=True` also samples the summed RSS of the command's process group every
+    `GROUP_SAMPLE_S` (the index's workers beside its main process)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=cwd, start_new_session=True)
         timed_out = threading.Event()
+        finished = threading.Event()
+        peak_group = [0]
+
+        def sample() -> None:
+            while not finished.wait(GROUP_SAMPLE_S):
+                peak_group[0] = max(peak_group[0], group_rss_kb(proc.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True) if group else None
+        if sampler is not None:
+            sampler.start()
 
         def kill() -> None:
             timed_out.set()
@@ -74,7 +116,10 @@ def run(cmd: list[str], *, timeout: float, env: dict[str, str] | None = None, cw
             _, status, usage = os.wait4(proc.pid, 0)
         finally:
             timer.cancel()
+            finished.set()
         seconds = time.perf_counter() - started
+        if sampler is not None:
+            sampler.join()
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
@@ -86,6 +131,7 @@ def run(cmd: list[str], *, timeout: float, env: dict[str, str] | None = None, cw
             stdout=out.read().decode(errors="replace"),
             stderr=err.read().decode(errors="replace"),
             timed_out=timed_out.is_set(),
+            group_rss_mb=peak_group[0] / 1024 if group else None,
         )
 
 

@@ -57,6 +57,30 @@ DJANGO_QUERIES = (
     "paginator orphans on the last page",
     "password reset token expires after timeout",
 )
+KERNEL_QUERIES = (
+    "copy_process duplicates the mm of the parent on fork",
+    "scheduler picks the next task from a runqueue",
+    "ext4 journal commit of a transaction",
+    "tcp retransmit timer after a lost segment",
+    "page fault handler allocates an anonymous page",
+    "slab allocator frees an object back to its cache",
+    "cgroup attaches a task to a new cgroup",
+    "futex wait and wake on a user address",
+    "path lookup follows a symlink in the vfs",
+    "rcu grace period runs the callbacks",
+    "queue_work on a workqueue of a given cpu",
+    "kmalloc gfp flags in atomic context",
+    "signal delivery to a stopped process",
+    "ioctl of a character device driver",
+    "netfilter hook registration",
+    "block layer merges a bio into a request",
+    "oom killer chooses a victim task",
+    "hrtimer expiry on the timer base",
+    "pci probe of a network driver",
+    "epoll wait returns ready file descriptors",
+)
+KERNEL_EDIT_TARGET = "kernel/fork.c"
+KERNEL_SYMBOL = "copy_process"
 WARMUP_QUERIES = ("project layout overview", "configuration settings loading")
 SKIP_DIRS = {"__pycache__", "node_modules", ".git", ".hg", ".ctx-lsp", ".venv", "venv", "build", "dist"}
 EDIT_TARGET_BYTES = 8000
@@ -144,6 +168,8 @@ class WorkspaceInfo:
     edit_target: Path
     languages: tuple[LanguageShare, ...]
     """Largest first (by bytes)."""
+    symbol: str = ""
+    """A definition `ctx/symbol` is asked for (the edit target's first, unless hand-picked)."""
 
     @property
     def code_files(self) -> list[Path]:
@@ -277,6 +303,12 @@ def describe(root: Path, seed: int = 0) -> WorkspaceInfo:
         stamp = json.loads(stamp_path.read_text())
         label = f"generated {stamp['files']:,}-file workspace (seed {stamp['seed']})"
         return WorkspaceInfo(root, "generated", label, list(stamp["queries"]), root / stamp["edit_target"], languages)
+    from scalebench.kernel import is_kernel
+
+    if is_kernel(root):
+        label = f"Linux kernel ({root.name})"
+        target = root / KERNEL_EDIT_TARGET
+        return WorkspaceInfo(root, "kernel", label, list(KERNEL_QUERIES), target, languages, KERNEL_SYMBOL)
     target = _edit_target(root, languages)
     if (root / "django" / "__init__.py").is_file():
         return WorkspaceInfo(root, "django", f"Django sdist ({root.name})", list(DJANGO_QUERIES), target, languages)
