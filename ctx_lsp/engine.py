@@ -324,6 +324,7 @@ class Engine:
             self.search_index.catch_up()
             self.body_index.catch_up()
             self.graph.warm_up()
+            _ = self.counter  # the encoding (~0.3 s): indexing no longer loads it
         self.workspace.release_units()  # the body index is built: units are read from the cache now
         # Outlines and postings are long-lived: keep them out of the collector's full passes,
         # which otherwise pause a request for ~100 ms on large workspaces.
@@ -649,7 +650,7 @@ class Engine:
         for f in files.values():
             if f.symbols:
                 symbols_by_lang[f.language] += f.symbols
-            if f.tokens_exact and f.outline.has_errors:
+            if f.has_errors:
                 errors_by_lang[f.language] += 1
         stats = ws.stats
         watcher = self.watcher
@@ -691,7 +692,7 @@ class Engine:
                 for f in files.values()
                 if not (f.tokens_exact and f.tokens_counted)
             ),
-            tokenizer=self.counter.name,
+            tokenizer=self.loaded.config.tokenizer,  # the name: status must not load the encoding (~1 s)
             open_documents=len(ws.overlay_paths()),
             watcher=WatcherStatus(
                 state=watcher.state if watcher else "off",

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ctx_lsp.daemon.address import owned_socket, read_line, socket_path
-from ctx_lsp.engine import REQUEST_INDEX_WAIT_S, Engine
+from ctx_lsp.engine import CLI_INDEX_WAIT_S, REQUEST_INDEX_WAIT_S, Engine
 from ctx_lsp.errors import CtxError, InvalidParam
 from ctx_lsp.index.symbols import render_markdown
 from ctx_lsp.params import parse_bundle, parse_symbol
@@ -47,6 +47,7 @@ DEFAULT_IDLE_TIMEOUT_S = 1800
 ACCEPT_POLL_S = 1.0
 """How often the accept loop looks at the clock, the workspace and the stop flag."""
 READ_TIMEOUT_S = 30.0
+WATCH_POLL_S = 0.05
 """A client that connects and sends nothing is dropped after this long."""
 
 
@@ -58,6 +59,8 @@ class Daemon:
         self.idle_timeout = idle_timeout
         self.engine = Engine([self.workspace])
         self.engine.index_wait_s = REQUEST_INDEX_WAIT_S
+        self._watching = threading.Event()
+        """Set once the first index is done and the watcher follows the disk."""
         self.started = time.time()
         self.requests = 0
         self.last_request = self.started
@@ -99,7 +102,13 @@ class Daemon:
             self.engine.warm_up()
         except Exception:
             log.exception("indexing failed")
-        self.engine.start_watching()
+        watcher = self.engine.start_watching()
+        # Changes made while the first index ran are seen by the watcher's start-up
+        # reconcile only: calls made before it must not miss them.
+        deadline = time.monotonic() + CLI_INDEX_WAIT_S
+        while watcher.reconciles == 0 and watcher.state in ("starting", "watching") and time.monotonic() < deadline:
+            time.sleep(WATCH_POLL_S)
+        self._watching.set()
 
     def _bind(self, path: Path) -> socket.socket:
         """Bind the socket, replacing a stale one (its daemon died) but never a live one."""
@@ -156,8 +165,13 @@ class Daemon:
                 raise InvalidParam("request", "is not a JSON object", "send {'method': ..., 'params': {...}}")
             method, params = request.get("method"), request.get("params", {})
             since = request.get("since")
-            if method in ("bundle", "symbol") and isinstance(since, (int, float)) and self.engine.watcher is not None:
-                self.engine.watcher.settle(float(since))
+            if method in ("bundle", "symbol") and isinstance(since, (int, float)):
+                # The watcher starts once the first index is done: until then a change made
+                # before the call may not be seen. Wait for it as a CLI call waits for its
+                # own index (a monorepo's first one answers partially after that).
+                self._watching.wait(CLI_INDEX_WAIT_S)
+                if self.engine.watcher is not None:
+                    self.engine.watcher.settle(float(since))
             if method == "bundle":
                 if request.get("wait_history"):
                     self.engine.wait_for_history()

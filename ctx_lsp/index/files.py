@@ -56,6 +56,8 @@ class IndexedFile:
     overlay_version: int | None = None  # set while an editor buffer overrides the disk copy
     key: str = ""
     """Its analysis's key in the cache (`store.analysis_key`); "" for an editor buffer."""
+    has_errors: bool = False
+    """Its parse had errors (`Outline.has_errors`), known without decoding the outline."""
     units: bytes | None = field(default=b"", repr=False)
     """Its code units and their terms as cached (`unit_postings`); b"" when not derived at
     indexing (a file without units, an editor buffer: see `unit_postings_for`); None
@@ -194,7 +196,7 @@ def analyse_uncounted(
             len(outline.symbols),
             outline_json,
         )
-        return replace(row, units=unit_postings_blob(outline, text)), uncounted
+        return replace(row, units=unit_postings_blob(outline, text), has_errors=outline.has_errors), uncounted
     outline = outline_in(spec, source) if spec is not None else outline_for(rel_path, source)
     row, uncounted = _row(
         rel_path,
@@ -208,7 +210,7 @@ def analyse_uncounted(
         len(outline.symbols),
         outline_to_json(outline),
     )
-    return replace(row, units=unit_postings_blob(outline, text)), uncounted
+    return replace(row, units=unit_postings_blob(outline, text), has_errors=outline.has_errors), uncounted
 
 
 def analyse_outline(
@@ -354,6 +356,7 @@ def to_indexed(
         outline_json=row.outline_json,
         masked=row.masked,
         key=row.key,
+        has_errors=row.has_errors if outline is None else outline.has_errors,
         units=None if units_source is not None and row.units is None else row.units,
         units_source=units_source,
         _outline=outline,

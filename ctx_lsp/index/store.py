@@ -41,7 +41,7 @@ from ctx_lsp.index.versions import outlines_version
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 """Bump whenever the row layout or the outline JSON changes; old caches are rebuilt."""
 
 CACHE_DIR_NAME = ".ctx-lsp"
@@ -74,6 +74,7 @@ CREATE TABLE IF NOT EXISTS analyses (
     outline TEXT NOT NULL,
     masked TEXT NOT NULL,
     units BLOB NOT NULL,
+    has_errors INTEGER NOT NULL,
     seen INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS derived (key TEXT PRIMARY KEY, digest TEXT NOT NULL, value TEXT NOT NULL);
@@ -102,10 +103,15 @@ class StoredFile:
     None in rows read without them (`load_all`: read on use, `units_of`)."""
     key: str = ""
     """Its analysis's key (`analysis_key`): what the cache finds it by, whatever its path."""
+    has_errors: bool = False
+    """Its parse had errors (its outline is tree-sitter's recovery): status counts these
+    without decoding every outline (seconds on the kernel)."""
 
     def __reduce__(
         self,
-    ) -> tuple[type[StoredFile], tuple[str, int, int, str, str, int, int, int, bool, str, str, bytes | None, str]]:
+    ) -> tuple[
+        type[StoredFile], tuple[str, int, int, str, str, int, int, int, bool, str, str, bytes | None, str, bool]
+    ]:
         """Pickled as its fields in order: every row of a cold index crosses from a pool
         worker, and the dataclass default for frozen, slotted classes looks up `fields()`
         on both sides of every row (~2x the pickling CPU, measured on Django)."""
@@ -125,6 +131,7 @@ class StoredFile:
                 self.masked,
                 self.units,
                 self.key,
+                self.has_errors,
             ),
         )
 
@@ -261,14 +268,16 @@ class IndexStore:
             try:
                 rows = self._conn.execute(
                     "SELECT f.rel_path, f.size, f.mtime_ns, a.hash, a.language, a.tokens, a.line_count,"
-                    " a.symbols, a.decode_replaced, a.outline, a.masked, f.key"
+                    " a.symbols, a.decode_replaced, a.outline, a.masked, f.key, a.has_errors"
                     " FROM files f JOIN analyses a ON a.key = f.key"
                 ).fetchall()
             except sqlite3.DatabaseError as err:
                 self.warnings.append(f"index cache read failed ({err}); re-indexing")
                 return {}
         return {
-            r[0]: StoredFile(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9], r[10], None, r[11])
+            r[0]: StoredFile(
+                r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9], r[10], None, r[11], bool(r[12])
+            )
             for r in rows
         }
 
@@ -295,8 +304,8 @@ class IndexStore:
         with self._lock:
             try:
                 r = self._conn.execute(
-                    "SELECT hash, language, tokens, line_count, symbols, decode_replaced, outline, masked, units"
-                    " FROM analyses WHERE key=?",
+                    "SELECT hash, language, tokens, line_count, symbols, decode_replaced, outline, masked, units,"
+                    " has_errors FROM analyses WHERE key=?",
                     (key,),
                 ).fetchone()
             except sqlite3.DatabaseError:
@@ -304,7 +313,7 @@ class IndexStore:
         if r is None:
             return None
         return StoredFile(
-            rel_path, size, mtime_ns, r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], bytes(r[8]), key
+            rel_path, size, mtime_ns, r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], bytes(r[8]), key, bool(r[9])
         )
 
     def put_many(self, files: Iterable[StoredFile]) -> None:
@@ -326,12 +335,13 @@ class IndexStore:
                 f.outline_json,
                 f.masked,
                 f.units if f.units is not None else self.units_of(key),
+                int(f.has_errors),
                 seen,
             )
         if not paths:
             return
         self._write_all(
-            ("INSERT OR REPLACE INTO analyses VALUES (?,?,?,?,?,?,?,?,?,?,?)", list(analyses.values())),
+            ("INSERT OR REPLACE INTO analyses VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", list(analyses.values())),
             ("INSERT OR REPLACE INTO files VALUES (?,?,?,?)", paths),
         )
 

@@ -169,12 +169,20 @@ def docs_summary(result: DocsResult) -> dict[str, Any]:
 # ---------------------------------------------------------------- workspace_status
 
 
+def _indexing(report: StatusReport) -> str:
+    """`done`, or how far a running pass is: answers meanwhile hold the files ready so far."""
+    progress = report.indexing
+    if not progress:
+        return "done"
+    return f"in progress, {progress['done']:,} of {progress['total']:,} files ready ({progress['phase']})"
+
+
 def status_text(report: StatusReport) -> str:
     langs = ", ".join(f"{k} {v}" for k, v in report.files_by_language.items()) or "none"
     skipped = ", ".join(f"{k} {v}" for k, v in report.skipped.items()) or "none"
     lines = [
         f"ctx-lsp {report.version}: {', '.join(report.folders)}",
-        f"indexing: {'in progress' if report.indexing else 'done'}; files indexed: {report.files_indexed} ({langs})",
+        f"indexing: {_indexing(report)}; files indexed: {report.files_indexed} ({langs})",
         f"symbols: {report.symbols}"
         + (f" ({', '.join(f'{k} {v}' for k, v in report.symbols_by_language.items())})" if report.symbols else "")
         + f"; tokens: {report.tokens} ({report.tokenizer})",
