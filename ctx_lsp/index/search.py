@@ -25,6 +25,7 @@ from typing import Protocol
 from ctx_lsp.code.outline import Symbol
 from ctx_lsp.index.changes import ChangeQueue
 from ctx_lsp.index.files import IndexedFile
+from ctx_lsp.index.postings import DocRow, ImageBuilder, PostingsImage, file_ranges
 from ctx_lsp.index.terms import count_terms, query_terms, terms
 from ctx_lsp.relevance import BM25_B, BM25_K1, NAME_BOOST, PATH_BOOST
 
@@ -70,11 +71,6 @@ def file_terms(entry: IndexedFile) -> list[str]:
     return [*path_terms * PATH_BOOST, *terms(entry.outline.docstring)]
 
 
-DocRow = tuple[str, str, int, int, int, dict[str, int]]
-"""One document of a file as the postings take it: (symbol, kind, start line, end line,
-length in terms, term -> count)."""
-
-
 def file_docs(entry: IndexedFile) -> list[DocRow]:
     """The documents of one file, in the order they are numbered; documents without
     terms are left out (they could never match)."""
@@ -88,29 +84,6 @@ def file_docs(entry: IndexedFile) -> list[DocRow]:
         if st:
             docs.append((sym.qualname, sym.kind, sym.start_line, sym.end_line, len(st), count_terms(st)))
     return docs
-
-
-@dataclass(frozen=True, slots=True)
-class PostingsImage:
-    """All the postings as flat columns, documents numbered from 0 in file order: what a
-    whole index is stored as (`index/derived.py`), read back without a loop per term
-    occurrence. Column arrays are of type "i"."""
-
-    files: list[str]  # abs paths, every file (with documents or not)
-    paths: list[str]  # their display paths
-    hashes: list[str]  # their content hashes: what each file's documents were derived from
-    symbols: list[str]  # per document
-    kinds: list[str]
-    doc_file: array  # per document: index into `files`
-    doc_start: array
-    doc_end: array
-    doc_length: array
-    doc_term_ends: array  # per document: end of its slice of `doc_terms`
-    doc_terms: array  # per document: the numbers (in `terms`) of the terms it holds
-    terms: list[str]
-    term_ends: array  # per term: end of its slice of `posting_docs` / `posting_tfs`
-    posting_docs: array  # document numbers, ascending within a term
-    posting_tfs: array
 
 
 class ImageCache(Protocol):
@@ -199,20 +172,15 @@ class SearchIndex:
                 return False
             cache = self._cache
             entries = [e for e in pending.values() if e is not None]
-            whole = not self._paths and len(pending) == len(entries) > 1
-            image = cache.load_image() if whole and cache is not None else None
-            if image is not None:  # a full pass into an empty index: start from the image
-                pending = self._restore(image, pending)
-                self.from_image = True
-            for abs_path, entry in pending.items():
-                self._remove_file(abs_path)
-                if entry is not None:
-                    self._add_file(entry, self._documents(entry))
-                    self.docs_built += 1
             fresh = None
-            if whole and (image is None or pending):
-                fresh = self._image(entries)
-                self._set_base(fresh)  # the documents derived here packed, their dicts freed
+            if not self._paths and len(pending) == len(entries) > 1:  # a full pass into an empty index
+                fresh = self._build_whole(cache.load_image() if cache is not None else None, pending)
+            else:
+                for abs_path, entry in pending.items():
+                    self._remove_file(abs_path)
+                    if entry is not None:
+                        self._add_file(entry, self._documents(entry))
+                        self.docs_built += 1
         if cache is not None and fresh is not None:
             cache.save_image(entries, fresh)
         return True
@@ -231,10 +199,11 @@ class SearchIndex:
             self._cache.save_image(entries, fresh)
 
     # ------------------------------------------------------------------ the base
-    def _set_base(self, image: PostingsImage) -> None:
-        """Make `image` the whole index: no live documents, none dead."""
+    def _set_base(self, image: PostingsImage, term_numbers: dict[str, int] | None = None) -> None:
+        """Make `image` the whole index: no live documents, none dead. `term_numbers` is
+        its terms -> their numbers, if the caller has it already."""
         self._base = image
-        self._base_terms = {term: n for n, term in enumerate(image.terms)}
+        self._base_terms = term_numbers if term_numbers is not None else {t: n for n, t in enumerate(image.terms)}
         self._base_docs = self._next_id = self._n_docs = len(image.symbols)
         self._dead = set()
         self._dead_df = {}
@@ -242,25 +211,42 @@ class SearchIndex:
         self._docs = {}
         self._doc_terms = {}
         self._paths = dict(zip(image.files, image.paths))
-        self._by_file = _file_ranges(image)
+        self._by_file = file_ranges(image)
         self._total_length = sum(image.doc_length)
 
-    def _restore(
-        self, image: PostingsImage, pending: Mapping[str, IndexedFile | None]
-    ) -> dict[str, IndexedFile | None]:
-        """Take an image into an empty index; return what is left to apply: the files whose
-        path or content differ from the image's (to derive again) and the image's files
-        that are gone (to remove)."""
-        self._set_base(image)
-        stored = {f: (path, h) for f, path, h in zip(image.files, image.paths, image.hashes)}
-        left: dict[str, IndexedFile | None] = {f: None for f in image.files if f not in pending}
-        for abs_path, entry in pending.items():
-            same = (
-                entry is not None and entry.overlay_version is None and stored.get(abs_path) == (entry.path, entry.hash)
-            )
-            if not same:
-                left[abs_path] = entry
-        return left
+    def _build_whole(
+        self, image: PostingsImage | None, pending: Mapping[str, IndexedFile | None]
+    ) -> PostingsImage | None:
+        """Make the base the index of `pending` (every entry of a full pass), streamed
+        into an `ImageBuilder`: from `image` (the cache's) if there is one, deriving only
+        the files whose path or content differ from its, and removing its files that are
+        gone. The new image, or None if `image` was already exactly that."""
+        if image is None:
+            builder = ImageBuilder()
+            added: Sequence[IndexedFile | None] = list(pending.values())
+        else:
+            self.from_image = True
+            stored = {f: (path, h) for f, path, h in zip(image.files, image.paths, image.hashes)}
+            left: dict[str, IndexedFile | None] = {f: None for f in image.files if f not in pending}  # gone
+            for abs_path, entry in pending.items():
+                if (
+                    entry is None
+                    or entry.overlay_version is not None
+                    or stored.get(abs_path) != (entry.path, entry.hash)
+                ):
+                    left[abs_path] = entry
+            if not left:
+                self._set_base(image)
+                return None
+            builder = ImageBuilder(image, dropped=left)
+            added = list(left.values())
+        for entry in added:
+            if entry is not None:
+                builder.add(entry.abs_path, entry.path, entry.hash, self._documents(entry))
+                self.docs_built += 1
+        fresh, term_numbers = builder.finish()
+        self._set_base(fresh, term_numbers)
+        return fresh
 
     def _image(self, entries: Sequence[IndexedFile]) -> PostingsImage:
         """The live documents (base and live parts) as one image, numbered afresh in
@@ -512,16 +498,3 @@ def _holds(pd: array, lo: int, hi: int, live: Mapping[int, int] | None, doc_id: 
         return True
     i = bisect.bisect_left(pd, doc_id, lo, hi)
     return i < hi and pd[i] == doc_id
-
-
-def _file_ranges(image: PostingsImage) -> dict[str, range]:
-    """Each file's documents in an image (numbered in a row; files without any left out)."""
-    out: dict[str, range] = {}
-    doc_file, files = image.doc_file, image.files
-    start = 0
-    n = len(doc_file)
-    for i in range(1, n + 1):
-        if i == n or doc_file[i] != doc_file[start]:
-            out[files[doc_file[start]]] = range(start, i)
-            start = i
-    return out
