@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, filterfalse
 
@@ -118,6 +118,14 @@ class ImageBuilder:
         self._base_postings = len(self._terms)
         self._kept_count = len(self.symbols)
 
+    def register(self, terms: Iterable[str]) -> None:
+        """Number these terms next, in this order, unless already numbered (so that a
+        fold numbers the live part's terms as its dicts hold them). Each must then be
+        held by an added document."""
+        numbers = self.term_numbers
+        for term in terms:
+            numbers.setdefault(term, len(numbers))
+
     def add(self, abs_path: str, path: str, hash_: str, docs: Sequence[DocRow]) -> None:
         """Append a file and its documents (in order)."""
         file_no = len(self.files)
@@ -143,9 +151,11 @@ class ImageBuilder:
             tfs.extend(counts.values())
             ends.append(len(terms_))
 
-    def finish(self) -> tuple[PostingsImage, dict[str, int]]:
+    def finish(self, hashes: Mapping[str, str] | None = None) -> tuple[PostingsImage, dict[str, int]]:
         """The image, and its terms -> their numbers in it (what `SearchIndex` looks terms
-        up by). The builder is spent."""
+        up by); `hashes` replaces every file's content hash. The builder is spent."""
+        if hashes is not None:
+            self.hashes = [hashes[f] for f in self.files]
         n_terms = len(self.term_numbers)
         cut = self._base_postings
         first_added = self._kept_count
@@ -181,6 +191,7 @@ class ImageBuilder:
             for old in docs:
                 renumber[old] = new
                 new += 1
+        same_numbers = new == len(base.symbols) and all(map(int.__eq__, renumber, range(new)))
         term_no = array("i", [-1]) * n_terms
         terms_out: list[str] = []
         term_ends, posting_docs, posting_tfs = array("i"), array("i"), array("i")
@@ -190,11 +201,15 @@ class ImageBuilder:
         for t, term in enumerate(self.term_numbers):
             if t < n_base:
                 b_hi = b_ends[t]
-                for d, tf in zip(b_docs[b_lo:b_hi], b_tfs[b_lo:b_hi]):
-                    d = renumber[d]
-                    if d >= 0:
-                        posting_docs.append(d)
-                        posting_tfs.append(tf)
+                if same_numbers:  # copied in C
+                    posting_docs.extend(b_docs[b_lo:b_hi])
+                    posting_tfs.extend(b_tfs[b_lo:b_hi])
+                else:
+                    for d, tf in zip(b_docs[b_lo:b_hi], b_tfs[b_lo:b_hi]):
+                        d = renumber[d]
+                        if d >= 0:
+                            posting_docs.append(d)
+                            posting_tfs.append(tf)
                 b_lo = b_hi
             a_lo, a_hi = starts[t], starts[t + 1]
             posting_docs.extend(placed_docs[a_lo:a_hi])
@@ -203,7 +218,7 @@ class ImageBuilder:
                 term_no[t] = len(terms_out)
                 terms_out.append(term)
                 term_ends.append(len(posting_docs))
-        doc_terms = array("i", [term_no[t] for t in terms_])
+        doc_terms = terms_ if len(terms_out) == n_terms else array("i", [term_no[t] for t in terms_])
         image = self._image(terms_out, term_ends, posting_docs, posting_tfs, doc_terms)
         return image, {term: n for n, term in enumerate(terms_out)}
 
