@@ -119,8 +119,10 @@ class SearchIndex:
     per-term dicts -> ~12 MB). It is what a full pass ends with, read from the cache or
     derived and packed. Documents added after it (edits, buffers) go to the **live**
     part, per-term dicts numbered after the base; a base document that is removed is only
-    marked dead (its postings stay until the next full pass, and are skipped). Scores
-    and hits are those of one index holding exactly the live documents.
+    marked dead (its postings stay until the next full pass or fold, and are skipped).
+    A full pass streams its documents into the base without dicts (`ImageBuilder`); a
+    live part grown large is folded into the base the same way (`_fold`). Scores and
+    hits are those of one index holding exactly the live documents.
     """
 
     def __init__(
