@@ -16,6 +16,10 @@ and persisted as an image beside the symbol postings (`index/derived.py`, key
 
 from __future__ import annotations
 
+from array import array
+from itertools import accumulate, chain, repeat
+from operator import mod, sub
+
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.search import DocRow, ImageCache, SearchIndex
 from ctx_lsp.index.unit_postings import COUNT_CAP, UnitPostings
@@ -46,11 +50,10 @@ def body_index(cache: ImageCache | None) -> SearchIndex:
 
 def term_totals(postings: UnitPostings) -> dict[str, int]:
     """Each term's count over the whole file's units (each unit's count is capped at
-    COUNT_CAP - 1 in its posting)."""
-    out: dict[str, int] = {}
-    post = postings.post
-    lo = 0
-    for term, hi in zip(postings.terms, postings.term_ends):
-        out[term] = sum(p % COUNT_CAP for p in post[lo:hi])
-        lo = hi
-    return out
+    COUNT_CAP - 1 in its posting).
+
+    Summed in C: the counts' running total, read at each term's end (a Python `sum`
+    over each term's slice was 7 s of the body postings of 7,000 kernel files)."""
+    post, ends = postings.post, postings.term_ends
+    running = array("q", accumulate(map(mod, post, repeat(COUNT_CAP)), initial=0)).__getitem__
+    return dict(zip(postings.terms, map(sub, map(running, ends), chain((0,), map(running, ends)))))

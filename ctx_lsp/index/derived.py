@@ -7,7 +7,7 @@ stored next to the files, each under a digest of exactly what it was derived fro
 - **the search postings** (`derived`, key `search_postings`, in the first folder's cache):
   one image of the whole index as flat arrays (`search.PostingsImage`), with each file's
   display path and content hash. Its digest covers `IMAGE_VERSION` (the source of
-  `terms.py`, `search.py` and `packed.py`, the boosts, the array layout) and every byte, so an image
+  `terms.py`, `search.py`, `postings.py` and `packed.py`, the boosts, the array layout) and every byte, so an image
   another version wrote, or whose bytes were altered, is not read. A full pass into an
   empty index starts from the image and derives again only the files whose path or hash
   differ (removing those that are gone), then rewrites the image; edits in a running
@@ -46,7 +46,7 @@ from collections.abc import Callable, Sequence
 
 from ctx_lsp import relevance
 from ctx_lsp.code import outline
-from ctx_lsp.index import body_terms, packed, search, terms
+from ctx_lsp.index import body_terms, packed, postings, search, terms
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.graph import edges, facts, image, modules
 from ctx_lsp.index.graph.image import GraphImage
@@ -65,7 +65,7 @@ StoreFor = Callable[[str | None], IndexStore | None]
 """The opened cache of a folder (by its root), or of the first folder for None."""
 
 
-SEARCH_VERSION = f"1:{NAME_BOOST}:{PATH_BOOST}:{source_digest(terms, search)}"
+SEARCH_VERSION = f"1:{NAME_BOOST}:{PATH_BOOST}:{source_digest(terms, search, postings)}"
 """Changes when the way documents are derived may have changed; stored images then miss."""
 
 RANK_VERSION = f"1:{DAMPING}:{GLOBAL_TOLERANCE}"

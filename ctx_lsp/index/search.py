@@ -25,6 +25,7 @@ from typing import Protocol
 from ctx_lsp.code.outline import Symbol
 from ctx_lsp.index.changes import ChangeQueue
 from ctx_lsp.index.files import IndexedFile
+from ctx_lsp.index.postings import DocRow, ImageBuilder, PostingsImage, file_ranges
 from ctx_lsp.index.terms import count_terms, query_terms, terms
 from ctx_lsp.relevance import BM25_B, BM25_K1, NAME_BOOST, PATH_BOOST
 
@@ -75,11 +76,6 @@ def _path_terms(entry: IndexedFile) -> list[str]:
     return terms(entry.path.replace("/", " ").replace(".", " "))
 
 
-DocRow = tuple[str, str, int, int, int, dict[str, int]]
-"""One document of a file as the postings take it: (symbol, kind, start line, end line,
-length in terms, term -> count)."""
-
-
 def file_docs(entry: IndexedFile) -> list[DocRow]:
     """The documents of one file, in the order they are numbered; documents without
     terms are left out (they could never match)."""
@@ -95,27 +91,15 @@ def file_docs(entry: IndexedFile) -> list[DocRow]:
     return docs
 
 
-@dataclass(frozen=True, slots=True)
-class PostingsImage:
-    """All the postings as flat columns, documents numbered from 0 in file order: what a
-    whole index is stored as (`index/derived.py`), read back without a loop per term
-    occurrence. Column arrays are of type "i"."""
-
-    files: list[str]  # abs paths, every file (with documents or not)
-    paths: list[str]  # their display paths
-    hashes: list[str]  # their content hashes: what each file's documents were derived from
-    symbols: list[str]  # per document
-    kinds: list[str]
-    doc_file: array  # per document: index into `files`
-    doc_start: array
-    doc_end: array
-    doc_length: array
-    doc_term_ends: array  # per document: end of its slice of `doc_terms`
-    doc_terms: array  # per document: the numbers (in `terms`) of the terms it holds
-    terms: list[str]
-    term_ends: array  # per term: end of its slice of `posting_docs` / `posting_tfs`
-    posting_docs: array  # document numbers, ascending within a term
-    posting_tfs: array
+FOLD_MIN_LIVE_POSTINGS = 200_000
+"""Live postings (a dict entry each, ~100 bytes) past which the live part is folded into
+the base (`SearchIndex._fold`), if they are also `FOLD_LIVE_SHARE` of the base's. Edits
+never come near it; a first pass published piecewise (64 files a chunk into the live
+part, `Engine._catch_up_while_indexing`) does: 7,046 kernel files are ~2.9M symbol
+postings, all of them live dicts until the pass ended."""
+FOLD_LIVE_SHARE = 0.5
+"""...of the base's postings: the base grows by half at least with each fold, so folding
+re-packs each posting a few times in all, not once per chunk."""
 
 
 class ImageCache(Protocol):
@@ -140,8 +124,10 @@ class SearchIndex:
     per-term dicts -> ~12 MB). It is what a full pass ends with, read from the cache or
     derived and packed. Documents added after it (edits, buffers) go to the **live**
     part, per-term dicts numbered after the base; a base document that is removed is only
-    marked dead (its postings stay until the next full pass, and are skipped). Scores
-    and hits are those of one index holding exactly the live documents.
+    marked dead (its postings stay until the next full pass or fold, and are skipped).
+    A full pass streams its documents into the base without dicts (`ImageBuilder`); a
+    live part grown large is folded into the base the same way (`_fold`). Scores and
+    hits are those of one index holding exactly the live documents.
     """
 
     def __init__(
@@ -170,6 +156,8 @@ class SearchIndex:
         self._postings: dict[str, dict[int, int]] = {}
         self._docs: dict[int, _Doc] = {}
         self._doc_terms: dict[int, tuple[str, ...]] = {}
+        self._live_hashes: dict[str, str] = {}  # files added since the base -> content hash, in order
+        self._live_postings = 0
         # both
         self._by_file: dict[str, range] = {}  # a file's documents are numbered in a row
         self._paths: dict[str, str] = {}
@@ -204,20 +192,18 @@ class SearchIndex:
                 return False
             cache = self._cache
             entries = [e for e in pending.values() if e is not None]
-            whole = not self._paths and len(pending) == len(entries) > 1
-            image = cache.load_image() if whole and cache is not None else None
-            if image is not None:  # a full pass into an empty index: start from the image
-                pending = self._restore(image, pending)
-                self.from_image = True
-            for abs_path, entry in pending.items():
-                self._remove_file(abs_path)
-                if entry is not None:
-                    self._add_file(entry, self._documents(entry))
-                    self.docs_built += 1
             fresh = None
-            if whole and (image is None or pending):
-                fresh = self._image(entries)
-                self._set_base(fresh)  # the documents derived here packed, their dicts freed
+            if not self._paths and len(pending) == len(entries) > 1:  # a full pass into an empty index
+                fresh = self._build_whole(cache.load_image() if cache is not None else None, pending)
+            else:
+                for abs_path, entry in pending.items():
+                    self._remove_file(abs_path)
+                    if entry is not None:
+                        self._add_file(entry, self._documents(entry))
+                        self.docs_built += 1
+                base_postings = len(self._base.posting_docs) if self._base is not None else 0
+                if self._live_postings >= max(FOLD_MIN_LIVE_POSTINGS, base_postings * FOLD_LIVE_SHARE):
+                    self._fold()
         if cache is not None and fresh is not None:
             cache.save_image(entries, fresh)
         return True
@@ -230,121 +216,85 @@ class SearchIndex:
         with self._lock:
             if not self._docs and not self._dead:
                 return
-            fresh = self._image(entries)
-            self._set_base(fresh)
+            fresh = self._fold({e.abs_path: e.hash for e in entries})
         if self._cache is not None:
             self._cache.save_image(entries, fresh)
 
     # ------------------------------------------------------------------ the base
-    def _set_base(self, image: PostingsImage) -> None:
-        """Make `image` the whole index: no live documents, none dead."""
+    def _set_base(self, image: PostingsImage, term_numbers: dict[str, int] | None = None) -> None:
+        """Make `image` the whole index: no live documents, none dead. `term_numbers` is
+        its terms -> their numbers, if the caller has it already."""
         self._base = image
-        self._base_terms = {term: n for n, term in enumerate(image.terms)}
+        self._base_terms = term_numbers if term_numbers is not None else {t: n for n, t in enumerate(image.terms)}
         self._base_docs = self._next_id = self._n_docs = len(image.symbols)
         self._dead = set()
         self._dead_df = {}
         self._postings = {}
         self._docs = {}
         self._doc_terms = {}
+        self._live_hashes = {}
+        self._live_postings = 0
         self._paths = dict(zip(image.files, image.paths))
-        self._by_file = _file_ranges(image)
+        self._by_file = file_ranges(image)
         self._total_length = sum(image.doc_length)
 
-    def _restore(
-        self, image: PostingsImage, pending: Mapping[str, IndexedFile | None]
-    ) -> dict[str, IndexedFile | None]:
-        """Take an image into an empty index; return what is left to apply: the files whose
-        path or content differ from the image's (to derive again) and the image's files
-        that are gone (to remove)."""
-        self._set_base(image)
-        stored = {f: (path, h) for f, path, h in zip(image.files, image.paths, image.hashes)}
-        left: dict[str, IndexedFile | None] = {f: None for f in image.files if f not in pending}
-        for abs_path, entry in pending.items():
-            same = (
-                entry is not None and entry.overlay_version is None and stored.get(abs_path) == (entry.path, entry.hash)
-            )
-            if not same:
-                left[abs_path] = entry
-        return left
+    def _build_whole(
+        self, image: PostingsImage | None, pending: Mapping[str, IndexedFile | None]
+    ) -> PostingsImage | None:
+        """Make the base the index of `pending` (every entry of a full pass), streamed
+        into an `ImageBuilder`: from `image` (the cache's) if there is one, deriving only
+        the files whose path or content differ from its, and removing its files that are
+        gone. The new image, or None if `image` was already exactly that."""
+        if image is None:
+            builder = ImageBuilder()
+            added: Sequence[IndexedFile | None] = list(pending.values())
+        else:
+            self.from_image = True
+            stored = {f: (path, h) for f, path, h in zip(image.files, image.paths, image.hashes)}
+            left: dict[str, IndexedFile | None] = {f: None for f in image.files if f not in pending}  # gone
+            for abs_path, entry in pending.items():
+                if (
+                    entry is None
+                    or entry.overlay_version is not None
+                    or stored.get(abs_path) != (entry.path, entry.hash)
+                ):
+                    left[abs_path] = entry
+            if not left:
+                self._set_base(image)
+                return None
+            builder = ImageBuilder(image, dropped=left)
+            added = list(left.values())
+        for entry in added:
+            if entry is not None:
+                builder.add(entry.abs_path, entry.path, entry.hash, self._documents(entry))
+                self.docs_built += 1
+        fresh, term_numbers = builder.finish()
+        self._set_base(fresh, term_numbers)
+        return fresh
 
-    def _image(self, entries: Sequence[IndexedFile]) -> PostingsImage:
-        """The live documents (base and live parts) as one image, numbered afresh in
-        document order (so each file's documents stay in a row)."""
-        hashes = {e.abs_path: e.hash for e in entries}
-        base, dead = self._base, self._dead
-        base_docs = self._base_docs
-        alive = [n for n in range(base_docs) if n not in dead] if dead else list(range(base_docs))
-        alive.extend(self._docs)  # ids ascend: order kept
-        renumber = array("i", [-1]) * self._next_id
-        for new, old in enumerate(alive):
-            renumber[old] = new
-        files = list(self._paths)
-        file_no = {f: i for i, f in enumerate(files)}
-        # postings, term by term: the base's (without dead documents), then the live part's
-        terms_out: list[str] = []
-        term_no: dict[str, int] = {}
-        term_ends, posting_docs, posting_tfs = array("i"), array("i"), array("i")
-        live = self._postings
-
-        def put(term: str, docs: Sequence[int], tfs: Sequence[int]) -> None:
-            if docs:
-                term_no[term] = len(terms_out)
-                terms_out.append(term)
-                posting_docs.extend(docs)
-                posting_tfs.extend(tfs)
-                term_ends.append(len(posting_docs))
-
+    def _fold(self, hashes: Mapping[str, str] | None = None) -> PostingsImage:
+        """Pack the live documents (base and live parts) into a new base, numbered afresh
+        in document order, and return it: what one index holding exactly them would have
+        as its image (terms: the base's, then the live part's in the order its dicts hold
+        them). Streamed through an `ImageBuilder`, never all as dicts. `hashes` gives
+        every file's content hash (else the base's and the live files' own)."""
+        base, live = self._base, self._live_hashes
+        dropped: set[str] = set(live)
         if base is not None:
-            ends, pd, pt = base.term_ends, base.posting_docs, base.posting_tfs
-            lo = 0
-            for t, term in enumerate(base.terms):
-                hi = ends[t]
-                docs = [renumber[d] for d in pd[lo:hi]]
-                tfs: Sequence[int] = pt[lo:hi]
-                if self._dead_df.get(t):
-                    kept = [i for i, d in enumerate(docs) if d >= 0]
-                    docs, tfs = [docs[i] for i in kept], [tfs[i] for i in kept]
-                extra = live.get(term)
-                if extra:
-                    docs.extend(renumber[d] for d in extra)
-                    tfs = [*tfs, *extra.values()]
-                put(term, docs, tfs)
-                lo = hi
-        for term, posting in live.items():
-            if base is None or term not in self._base_terms:
-                put(term, [renumber[d] for d in posting], list(posting.values()))
-        # per document, in the new order
-        doc_term_ends, doc_terms = array("i"), array("i")
-        symbols: list[str] = []
-        kinds: list[str] = []
-        doc_file, doc_start, doc_end, doc_length = array("i"), array("i"), array("i"), array("i")
-        for old in alive:
-            d = self._doc(old)
-            symbols.append(d.symbol)
-            kinds.append(d.kind)
-            doc_file.append(file_no[d.abs_path])
-            doc_start.append(d.start_line)
-            doc_end.append(d.end_line)
-            doc_length.append(d.length)
-            doc_terms.extend(term_no[t] for t in self._terms_of(old))
-            doc_term_ends.append(len(doc_terms))
-        return PostingsImage(
-            files=files,
-            paths=[self._paths[f] for f in files],
-            hashes=[hashes[f] for f in files],
-            symbols=symbols,
-            kinds=kinds,
-            doc_file=doc_file,
-            doc_start=doc_start,
-            doc_end=doc_end,
-            doc_length=doc_length,
-            doc_term_ends=doc_term_ends,
-            doc_terms=doc_terms,
-            terms=terms_out,
-            term_ends=term_ends,
-            posting_docs=posting_docs,
-            posting_tfs=posting_tfs,
-        )
+            dropped.update(f for f in base.files if f not in self._paths)
+        builder = ImageBuilder(base, dropped)
+        builder.register(self._postings)
+        postings, docs, doc_terms, by_file = self._postings, self._docs, self._doc_terms, self._by_file
+        for abs_path, hash_ in live.items():  # in the order they were added (as `_paths`)
+            rows: list[DocRow] = []
+            for doc_id in by_file.get(abs_path, ()):
+                d = docs[doc_id]
+                counts = {term: postings[term][doc_id] for term in doc_terms[doc_id]}
+                rows.append((d.symbol, d.kind, d.start_line, d.end_line, d.length, counts))
+            builder.add(abs_path, self._paths[abs_path], hash_, rows)
+        fresh, numbers = builder.finish(hashes)
+        self._set_base(fresh, numbers)
+        return fresh
 
     # ------------------------------------------------------------------ documents
     def _doc(self, doc_id: int) -> _Doc:
@@ -366,13 +316,6 @@ class SearchIndex:
         ends = self._base.doc_term_ends
         return self._base.doc_terms[ends[doc_id - 1] if doc_id else 0 : ends[doc_id]]
 
-    def _terms_of(self, doc_id: int) -> Sequence[str]:
-        """The distinct terms of a document."""
-        if doc_id < self._base_docs and self._base is not None:
-            terms_ = self._base.terms
-            return [terms_[n] for n in self._base_terms_of(doc_id)]
-        return self._doc_terms[doc_id]
-
     def _remove_file(self, abs_path: str) -> None:
         for doc_id in self._by_file.pop(abs_path, ()):
             self._n_docs -= 1
@@ -385,17 +328,21 @@ class SearchIndex:
                 continue
             doc = self._docs.pop(doc_id)
             self._total_length -= doc.length
-            for term in self._doc_terms.pop(doc_id):
+            held = self._doc_terms.pop(doc_id)
+            self._live_postings -= len(held)
+            for term in held:
                 posting = self._postings.get(term)
                 if posting is not None:
                     posting.pop(doc_id, None)
                     if not posting:
                         del self._postings[term]
         self._paths.pop(abs_path, None)
+        self._live_hashes.pop(abs_path, None)
 
     def _add_file(self, entry: IndexedFile, docs: Sequence[DocRow]) -> None:
         abs_path = entry.abs_path
         self._paths[abs_path] = entry.path
+        self._live_hashes[abs_path] = entry.hash
         postings = self._postings
         first = self._next_id
         for symbol, kind, start, end, length, counts in docs:
@@ -409,6 +356,7 @@ class SearchIndex:
                     posting[doc_id] = tf
             self._docs[doc_id] = _Doc(abs_path, symbol, kind, start, end, length)
             self._doc_terms[doc_id] = tuple(counts)
+            self._live_postings += len(counts)
             self._total_length += length
         if self._next_id > first:
             self._by_file[abs_path] = range(first, self._next_id)
@@ -517,16 +465,3 @@ def _holds(pd: array, lo: int, hi: int, live: Mapping[int, int] | None, doc_id: 
         return True
     i = bisect.bisect_left(pd, doc_id, lo, hi)
     return i < hi and pd[i] == doc_id
-
-
-def _file_ranges(image: PostingsImage) -> dict[str, range]:
-    """Each file's documents in an image (numbered in a row; files without any left out)."""
-    out: dict[str, range] = {}
-    doc_file, files = image.doc_file, image.files
-    start = 0
-    n = len(doc_file)
-    for i in range(1, n + 1):
-        if i == n or doc_file[i] != doc_file[start]:
-            out[files[doc_file[start]]] = range(start, i)
-            start = i
-    return out

@@ -522,6 +522,29 @@ def test_incremental_updates_equal_a_rebuild(initial: dict[str, str], changes: l
             assert graph.callers_of(name) == rebuilt.callers_of(name)
 
 
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.sampled_from(PATHS), sources(), min_size=2))
+def test_a_build_leaves_the_change_tables_its_facts_give(initial: dict[str, str]) -> None:
+    """Ensure that the tables a build leaves to a pause (every name's users) and those
+    it computes itself (factors, the weight units of each name's uses) are the ones
+    derived from its facts."""
+    with tempfile.TemporaryDirectory() as tmp:
+        _, graph = _indexed(Path(tmp), initial)
+        graph.warm_up()
+        built = graph._edges
+        assert not built.prepared
+        graph.prepare_for_changes()
+        users: dict[str, dict[str, int]] = {}
+        use_units: dict[str, int] = {}
+        for f, ff in built.facts.items():
+            for name, count in zip(ff.used, ff.uses):
+                users.setdefault(name, {})[f] = count
+                use_units[name] = use_units.get(name, 0) + edges_module.sqrt_units(count)
+        factors = {n: k for n, fs in built.definers.items() if (k := edges_module.name_factor(n, len(fs)))}
+        assert built.prepared
+        assert (built._users, built._use_units, built._factors) == (users, use_units, factors)
+
+
 def test_imports_prefer_their_own_folder(tmp_path: Path) -> None:
     """Ensure that in a multi-root workspace an import resolves to the module of its own
     folder when both folders have one, and across folders otherwise."""

@@ -6,12 +6,14 @@ import math
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctx_lsp.code.outline import Outline, Symbol
 from ctx_lsp.config import Config
+from ctx_lsp.index import search as search_module
 from ctx_lsp.index.files import IndexedFile, to_indexed
 from ctx_lsp.index.search import PostingsImage, SearchIndex, file_docs
 from ctx_lsp.index.store import StoredFile
@@ -190,6 +192,27 @@ def test_packed_and_live_postings_score_as_bm25(
     and removals on top of it (live documents, dead base ones), and after a fresh process
     reads the image and re-derives what changed, are those of BM25 over exactly the files
     there are."""
+    _check_bm25(first, edits, queries)
+
+
+@settings(max_examples=40, deadline=None)
+@given(first=_files, edits=_edits, queries=_queries)
+def test_postings_folded_after_every_change_score_as_bm25(
+    first: dict[str, tuple[list[str], str]],
+    edits: list[tuple[str, tuple[list[str], str] | None]],
+    queries: list[list[str]],
+) -> None:
+    """Ensure that the same holds when the live part is folded into the base after every
+    change (as a first pass published piecewise folds it once it is large)."""
+    with mock.patch.object(search_module, "FOLD_MIN_LIVE_POSTINGS", 0):
+        _check_bm25(first, edits, queries)
+
+
+def _check_bm25(
+    first: dict[str, tuple[list[str], str]],
+    edits: list[tuple[str, tuple[list[str], str] | None]],
+    queries: list[list[str]],
+) -> None:
     cache = _MemoryImages()
     search = SearchIndex(cache)
     entries = {f"/ws/{p}": _entry(p, names, doc) for p, (names, doc) in first.items()}
