@@ -246,6 +246,8 @@ class Engine:
         self._answered_partial = threading.Event()
         self._partial_lock = threading.Lock()
         self._last_catch_up = 0.0
+        self._published = threading.Event()
+        """Set by a publish while requests are answered from a partial index."""
         """A request was answered from a partial index during the running first pass."""
         self.workspace.subscribe(self._catch_up_while_indexing)
         self._reindex_lock = threading.Lock()
@@ -282,16 +284,30 @@ class Engine:
     def _catch_up_while_indexing(self, removed: Sequence[str], updated: Sequence[object]) -> None:
         """A workspace listener: once a request has been answered from a partial index,
         the search postings, the graph (with its rank) and the symbol table follow the
-        pass here, on the indexing thread, every `CATCH_UP_INTERVAL_S`, and queries hold
-        off applying changes themselves: a request only ranks what is there, instead of
-        deriving the files parsed since the last one."""
-        if not (self._answered_partial.is_set() and self.workspace.indexing):
-            return
-        now = time.monotonic()
-        if now - self._last_catch_up < CATCH_UP_INTERVAL_S:
-            return
-        self._catch_up_derived()
-        self._last_catch_up = time.monotonic()
+        pass on a thread of their own (`_follow_pass`), and queries hold off applying
+        changes themselves: a request only ranks what is there, instead of deriving the
+        files parsed since the last one. Not on the indexing thread: the pool's batches
+        wait for it to consume them, and the derivation starved the workers (the kernel's
+        first pass ran its two workers at a third of a core each)."""
+        if self._answered_partial.is_set() and self.workspace.indexing:
+            self._published.set()
+
+    def _follow_pass(self) -> None:
+        """Apply what a first pass publishes, at most every `CATCH_UP_INTERVAL_S`, until
+        the pass ends (the pass's end packs and saves what was derived)."""
+        workspace = self.workspace
+        while workspace.indexing or not workspace.indexed_once.is_set():
+            if not self._published.wait(CATCH_UP_INTERVAL_S):
+                continue
+            self._published.clear()
+            wait = self._last_catch_up + CATCH_UP_INTERVAL_S - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            try:
+                self._catch_up_derived()
+            except Exception:  # the next one tries again; requests still answer
+                log.exception("following the first index failed")
+            self._last_catch_up = time.monotonic()
 
     def _catch_up_derived(self) -> None:
         """Apply what the pass has published, a chunk at a time: requests take the same
@@ -469,6 +485,7 @@ class Engine:
                 self._last_catch_up = time.monotonic()
                 if workspace.indexing:
                     self._hold_derived(True)
+                    threading.Thread(target=self._follow_pass, name="ctx-lsp-follow-index", daemon=True).start()
                 self._answered_partial.set()
         return (
             f"indexing: {progress.done:,} of {progress.total:,} files ready so far ({progress.phase}); "
