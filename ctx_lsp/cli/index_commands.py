@@ -86,7 +86,8 @@ def index(args: argparse.Namespace) -> int:
     files = len(workspace.files)
     skipped = ", ".join(f"{k} {v}" for k, v in sorted(stats.skipped.items())) or "none"
     print(
-        f"indexed {files} files in {elapsed:.2f}s ({stats.parsed} parsed, {stats.reused} from cache; "
+        f"indexed {files} files in {elapsed:.2f}s ({stats.parsed} parsed, {stats.reused} from cache, "
+        f"{stats.by_content} by content; "
         f"{files / elapsed if elapsed else 0:.0f} files/s); skipped: {skipped}"
     )
     if not args.files_only:

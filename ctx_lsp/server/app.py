@@ -157,7 +157,7 @@ class CtxServer(LanguageServer):
             elapsed = time.perf_counter() - started
             self.log(
                 f"indexed {len(engine.workspace.files)} files in {elapsed:.2f}s "
-                f"({stats.parsed} parsed, {stats.reused} from cache)"
+                f"({stats.parsed} parsed, {stats.reused} from cache, {stats.by_content} by content)"
             )
         except Exception as err:
             log.exception("indexing failed")
