@@ -173,42 +173,23 @@ def analyse(
 def analyse_uncounted(
     rel_path: str, data: bytes, size: int, mtime_ns: int, abs_path: str | None = None
 ) -> tuple[StoredFile, str | None] | None:
-    """`analyse` without the exact token count: the row's `tokens` is 0 when the second
-    value is text still to be counted (code and docs), and final otherwise. Worker
-    processes of a cold index stop here and the indexing process counts, with the encoding
-    it has loaded while they parsed (see `count_outcome`)."""
+    """`analyse` without the exact token count: a code or markdown row's `tokens` is 0,
+    and the second value is the text to count (None for other text, whose estimate is
+    final). The index stops here: whole-file counts are made when a file is first shown
+    (`Workspace.whole_tokens`); `analyse` counts at once."""
     if looks_binary(data):
         return None
     text, replaced = decode(data)
     source = data if not replaced else text.encode("utf-8")
     spec = language_for(abs_path or rel_path, source)  # as `outline_for` decides, with the folder
-    if spec is not None and spec.outline_json is not None:
+    if spec is not None and spec.outline_json is not None:  # the language writes its JSON itself
         outline_json, outline = spec.outline_json(source)
-        row, uncounted = _row(
-            rel_path,
-            data,
-            size,
-            mtime_ns,
-            text,
-            replaced,
-            spec.name,
-            outline.line_count,
-            len(outline.symbols),
-            outline_json,
-        )
-        return replace(row, units=unit_postings_blob(outline, text), has_errors=outline.has_errors), uncounted
-    outline = outline_in(spec, source) if spec is not None else outline_for(rel_path, source)
+        language = spec.name
+    else:
+        outline = outline_in(spec, source) if spec is not None else outline_for(rel_path, source)
+        outline_json, language = outline_to_json(outline), outline.language
     row, uncounted = _row(
-        rel_path,
-        data,
-        size,
-        mtime_ns,
-        text,
-        replaced,
-        outline.language,
-        outline.line_count,
-        len(outline.symbols),
-        outline_to_json(outline),
+        rel_path, data, size, mtime_ns, text, replaced, language, outline.line_count, len(outline.symbols), outline_json
     )
     return replace(row, units=unit_postings_blob(outline, text), has_errors=outline.has_errors), uncounted
 
