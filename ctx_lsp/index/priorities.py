@@ -92,10 +92,6 @@ class IndexPriorities:
             return NAMED
         return REST
 
-    @property
-    def empty(self) -> bool:
-        return not (self._paths or self._imports or self._task_set)
-
 
 PACKAGE_FILES = frozenset({"__init__", "index", "mod"})
 """File stems that stand for their folder in an import (Python, JavaScript, Rust)."""
