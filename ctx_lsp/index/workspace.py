@@ -31,6 +31,7 @@ from ctx_lsp.index.priorities import IndexPriorities
 from ctx_lsp.index.secret_files import credential_kind
 from ctx_lsp.index.secret_tokens import mask_tokens_text
 from ctx_lsp.index.store import IndexStore
+from ctx_lsp.index.whole_counts import WholeCounts
 from ctx_lsp.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -38,8 +39,6 @@ log = logging.getLogger(__name__)
 __all__ = ["ChangeListener", "IndexStats", "ProgressFn", "Refresh", "Reindex", "Workspace"]
 
 MAX_REPORTED_REFUSALS = 50
-MAX_KEPT_WHOLE_COUNTS = 200_000
-"""Whole-file counts kept in memory (three small objects each); dropped all at once past it."""
 
 ChangeListener = Callable[[Sequence[str], Sequence[IndexedFile]], None]
 """listener(removed_abs_paths, updated_files) — called after every index change, on the
@@ -97,10 +96,8 @@ class Workspace:
         self.indexed_once = threading.Event()
         self.partial = threading.Event()
         """Set once a first pass has published entries before its end (see `_publish`)."""
-        self._whole_counts: dict[tuple[str, str, str], int] = {}
-        """Whole-file counts made since indexing, by (path, content hash, encoding)."""
-        self._unsaved_counts: list[tuple[str, str, int]] = []
-        """(folder root, analysis key, count) not yet written to the cache."""
+        self.whole_counts = WholeCounts(self.read_text, self.store_for, lambda: self.config.tokenizer)
+        """Whole-file token counts, made when first needed (`whole_tokens`) or in a pause."""
         self.priorities = IndexPriorities()
         """What the first requests will read; a long first pass parses it first."""
 
@@ -406,28 +403,9 @@ class Workspace:
     # ------------------------------------------------------------------ reading
     def whole_tokens(self, entry: IndexedFile, counter: TokenCounter) -> int:
         """The exact token count of the file's whole text as indexed, counted the first
-        time it is asked for and kept (here, and in the cache for the next process).
-
-        Counting every file at indexing cost ~10 MB/s of tiktoken on the indexing core
-        (the kernel: ~100 s of a cold index) for counts most files never need; a bundle
-        needs them for the files it may show whole. Text not counted exactly (plain text)
-        keeps its estimate. Raises NotFound if the file cannot be read."""
-        if entry.tokens_counted:
-            return entry.tokens
-        slot = (entry.abs_path, entry.hash, counter.name)
-        known = self._whole_counts.get(slot)
-        if known is not None:
-            return known
-        text, current = self.read_text(entry)
-        tokens = counter.count(text)
-        if current is entry:  # the text indexed: the count holds for this version
-            with self._lock:
-                if len(self._whole_counts) >= MAX_KEPT_WHOLE_COUNTS:
-                    self._whole_counts.clear()
-                self._whole_counts[slot] = tokens
-                if entry.key and entry.overlay_version is None and counter.name == self.config.tokenizer:
-                    self._unsaved_counts.append((entry.root, entry.key, tokens))
-        return tokens
+        time it is asked for and kept (here, and in the cache for the next process; see
+        `index/whole_counts.py`). Raises NotFound if the file cannot be read."""
+        return self.whole_counts.count(entry, counter)
 
     def release_units(self) -> None:
         """Drop the units blobs the derived indexes were built from (the cache holds them;
@@ -438,15 +416,7 @@ class Workspace:
 
     def save_counts(self) -> None:
         """Write the whole-file counts made since the last call to the cache."""
-        with self._lock:
-            unsaved, self._unsaved_counts = self._unsaved_counts, []
-        by_root: dict[str, list[tuple[str, int]]] = {}
-        for root, key, tokens in unsaved:
-            by_root.setdefault(root, []).append((key, tokens))
-        for root, counts in by_root.items():
-            store = self.store_for(root)
-            if store is not None:
-                store.record_tokens(counts)
+        self.whole_counts.save()
 
     def get(self, path: str | Path) -> IndexedFile:
         """The index entry for a path inside the workspace (NotFound if not indexed)."""
