@@ -112,7 +112,8 @@ def derive(workspace: Workspace) -> None:
 
     One at a time, each dropped once its image is stored: held together they made the
     peak (a 7K-file kernel subtree: 808 -> 651 MB). The body terms go first, and then the
-    units blobs they were read from (~10 KB a file) are dropped too."""
+    units blobs they were read from (~10 KB a file) are dropped too. Meanwhile a worker
+    counts the whole files (`PoolCounting`), so that the first bundles need not."""
     from ctx_lsp.code.outline import outlines_kept_decoded
     from ctx_lsp.index.body_terms import body_index
     from ctx_lsp.index.derived import DerivedCache
@@ -121,6 +122,7 @@ def derive(workspace: Workspace) -> None:
 
     derived = DerivedCache(workspace.store_for)
     entries = list(workspace.files.values())
+    counting = workspace.count_in_pool()  # on the core deriving leaves idle
     with outlines_kept_decoded():  # a short-lived process: more memory for less decoding
         bodies = body_index(derived.body_images)
         bodies.update((), entries)
@@ -134,6 +136,8 @@ def derive(workspace: Workspace) -> None:
         graph = ReferenceGraph(derived)
         graph.update((), entries)
         graph.warm_up()
+    if counting is not None:
+        counting.finish(workspace.store_for)
 
 
 SHOWN_PROBLEMS = 10

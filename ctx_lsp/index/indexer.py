@@ -594,7 +594,7 @@ class _Reading:
             workers = self._workers(self._added)
             if workers <= 1:
                 return
-            self._pool = ProcessPoolExecutor(workers, mp_context=_pool_context(), initializer=_worker_started)
+            self._pool = ProcessPoolExecutor(workers, mp_context=pool_context(), initializer=_worker_started)
             self._limit = workers * INFLIGHT_PER_WORKER
         if len(self._queue) >= BATCH_FILES:  # results wait for `finish`: the walk stays a walk
             self._submit(full_only=True)
@@ -686,7 +686,7 @@ def _same_stat(entry: IndexedFile, size: int, mtime_ns: int) -> bool:
     return entry.size == size and entry.mtime_ns == mtime_ns
 
 
-def _pool_context() -> multiprocessing.context.BaseContext:
+def pool_context() -> multiprocessing.context.BaseContext:
     """fork is cheapest (workers inherit the imported modules) but unsafe once other
     threads exist (a lock held at fork time stays held in the child); then use spawn."""
     methods = multiprocessing.get_all_start_methods()

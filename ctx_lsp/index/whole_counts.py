@@ -10,14 +10,21 @@ requests, most-ranked files first, and the cache keeps every count for the next 
 
 from __future__ import annotations
 
+import gc
+import multiprocessing
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import NamedTuple
 
 from ctx_lsp.errors import CtxError
-from ctx_lsp.index.files import IndexedFile
+from ctx_lsp.gate import read_file
+from ctx_lsp.index.files import IndexedFile, content_hash, decode
+from ctx_lsp.index.secret_files import credential_kind
+from ctx_lsp.index.secret_tokens import mask_tokens
 from ctx_lsp.index.store import IndexStore
-from ctx_lsp.tokens import TokenCounter
+from ctx_lsp.tokens import TokenCounter, counter_for
 
 MAX_KEPT_WHOLE_COUNTS = 200_000
 """Counts kept in memory (three small objects each) before the table is cleared at once:
@@ -110,4 +117,80 @@ class WholeCounts:
                     self.save()
         finally:
             self.save()
+        return made
+
+
+# ---------------------------------------------------------------- in a worker process
+
+
+class CountJob(NamedTuple):
+    """One file to count in a worker (a tuple: it crosses into the process)."""
+
+    abs_path: str
+    root: str
+    """Its workspace folder: the file must still resolve inside it (the gate)."""
+    max_bytes: int
+    check_secret: bool
+    """Its tokens were masked when indexed (and a private key keeps it out)."""
+    hash: str
+    """The indexed content's hash: a file changed since is not counted."""
+    key: str
+    """Its analysis in the cache, where the count goes."""
+
+
+COUNT_BATCH_FILES = 256
+
+
+def count_batch(tokenizer: str, jobs: Sequence[CountJob]) -> list[tuple[str, int]]:
+    """Worker entry point: (analysis key, count) of each file whose text is still the one
+    indexed, read and masked as `Workspace.read_text` reads it for a bundle."""
+    counter = counter_for(tokenizer)
+    counted = []
+    for job in jobs:
+        try:
+            data = read_file(job.abs_path, [job.root], job.max_bytes).data
+        except (OSError, CtxError):
+            continue
+        if job.check_secret:
+            if credential_kind(data) is not None:
+                continue
+            data, _ = mask_tokens(data)
+        if content_hash(data) != job.hash:
+            continue
+        counted.append((job.key, counter.count(decode(data)[0])))
+    return counted
+
+
+class PoolCounting:
+    """Whole files counted by one worker process while this one does other work: a CLI
+    `index` derives its indexes on one core for minutes on a monorepo (the kernel: ~380 s)
+    while the other sits idle, and a server that starts from the cache then has every
+    count a bundle needs (tiktoken holds the interpreter lock: a thread would not do)."""
+
+    def __init__(self, jobs: Sequence[CountJob], tokenizer: str, context: multiprocessing.context.BaseContext):
+        self._pool = ProcessPoolExecutor(1, mp_context=context, initializer=gc.disable)
+        self._futures: list[tuple[str, Future[list[tuple[str, int]]]]] = []
+        by_root: dict[str, list[CountJob]] = {}
+        for job in jobs:
+            by_root.setdefault(job.root, []).append(job)
+        for root, listed in by_root.items():
+            for at in range(0, len(listed), COUNT_BATCH_FILES):
+                batch = listed[at : at + COUNT_BATCH_FILES]
+                self._futures.append((root, self._pool.submit(count_batch, tokenizer, batch)))
+
+    def finish(self, store_for: StoreFor) -> int:
+        """Wait for the counts and write them to each folder's cache; how many were made."""
+        made = 0
+        try:
+            for root, future in self._futures:
+                try:
+                    counts = future.result()
+                except Exception:  # a worker that died: the counts are made on first use
+                    continue
+                store = store_for(root)
+                if store is not None and counts:
+                    store.record_tokens(counts)
+                    made += len(counts)
+        finally:
+            self._pool.shutdown(wait=True, cancel_futures=True)
         return made

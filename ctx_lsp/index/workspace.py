@@ -15,6 +15,7 @@ Reading never changes the index either (see `read_text`).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,13 +26,13 @@ from ctx_lsp.errors import CtxError, InvalidParam, NotFound, OutsideWorkspace
 from ctx_lsp.gate import Reason, Refused, read_head
 from ctx_lsp.index.files import IndexedFile, content_hash, decode
 from ctx_lsp.index.folders import Folders, Location
-from ctx_lsp.index.indexer import Change, FileOutcome, Indexer, IndexProgress, IndexStats, ProgressFn
+from ctx_lsp.index.indexer import Change, FileOutcome, Indexer, IndexProgress, IndexStats, ProgressFn, pool_context
 from ctx_lsp.index.overlays import Buffer, Overlays
 from ctx_lsp.index.priorities import IndexPriorities
 from ctx_lsp.index.secret_files import credential_kind
 from ctx_lsp.index.secret_tokens import mask_tokens_text
 from ctx_lsp.index.store import IndexStore
-from ctx_lsp.index.whole_counts import WholeCounts
+from ctx_lsp.index.whole_counts import CountJob, PoolCounting, WholeCounts
 from ctx_lsp.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -413,6 +414,24 @@ class Workspace:
         for entry in self.files.values():
             if entry.overlay_version is None:
                 entry.release_units()
+
+    def count_in_pool(self) -> PoolCounting | None:
+        """Start counting every whole file not counted yet in a worker process (see
+        `PoolCounting`); None with one core, or nothing to count."""
+        if (os.cpu_count() or 1) < 2:
+            return None
+        jobs = []
+        for entry in self.files.values():
+            if entry.tokens_counted or not entry.key or entry.overlay_version is not None:
+                continue
+            try:
+                location = self._folders.locate(entry.abs_path)
+            except CtxError:
+                continue
+            check = location.folder.rules.secrets.content_check(location.rel)
+            limit = self.config.index.max_file_bytes
+            jobs.append(CountJob(entry.abs_path, entry.root, limit, check, entry.hash, entry.key))
+        return PoolCounting(jobs, self.config.tokenizer, pool_context()) if jobs else None
 
     def save_counts(self) -> None:
         """Write the whole-file counts made since the last call to the cache."""

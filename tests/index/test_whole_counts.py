@@ -74,3 +74,31 @@ def test_background_counting_steps_aside_for_requests_and_stops_when_asked(tmp_p
     assert fresh.whole_counts.fill(list(fresh.files.values()), counter, busy=lambda: False, stopped=stopped) == 0
     workspace.close()
     fresh.close()
+
+
+def test_a_worker_counts_as_a_bundle_would_and_skips_what_changed(tmp_path: Path) -> None:
+    """Ensure that counts made in a worker process (a CLI `index`, while it derives) are
+    exactly the counts a bundle's first ask makes — masked tokens masked, markdown and
+    code alike — and that a file changed since it was indexed is not counted."""
+    token = "ghp_" + "a1B2" * 9
+    files = {**FILES, "pkg/keys.py": f"TOKEN = '{token}'\n\n\ndef use():\n    return TOKEN\n"}
+    root = write_tree(tmp_path / "ws", files)
+    workspace = Workspace([root], Config())
+    workspace.index()
+    (root / "pkg/uses.py").write_text("def changed():\n    return 2\n")  # after it was indexed
+    counting = workspace.count_in_pool()
+    assert counting is not None
+    assert counting.finish(workspace.store_for) == 3  # core, keys, README: not uses.py, nor text
+    counter = counter_for(Config().tokenizer)
+    expected = {
+        rel: workspace.whole_tokens(workspace.get(root / rel), counter) for rel in ("pkg/core.py", "pkg/keys.py")
+    }
+    assert token not in workspace.read_text(workspace.get(root / "pkg/keys.py"))[0]
+    workspace.close()
+
+    again = Workspace([root], Config())
+    again.index()
+    for rel, tokens in expected.items():
+        assert again.get(root / rel).tokens == tokens
+    assert again.get(root / "README.md").tokens == counter.count(FILES["README.md"])
+    again.close()
