@@ -375,10 +375,11 @@ class Engine:
             self._count_in_background()
 
     def _count_in_background(self) -> None:
-        """Count the whole files not counted yet, most-ranked first, in the pauses between
-        requests (`index/whole_counts.py`): a bundle that may show a file whole needs its
-        count, and after a cold index the first bundles paid for them (Django, 8K: p95
-        150 -> 250 ms). The cache keeps the counts, so this runs once per content."""
+        """Count the whole files not counted yet, most-ranked first, in a worker process
+        (with one core: in the pauses between requests; `index/whole_counts.py`): a
+        bundle that may show a file whole needs its count, and after a cold index the
+        first bundles paid for them (Django, 8K: p95 150 -> 250 ms). The cache keeps the
+        counts, so this runs once per content."""
         if self._counting is not None and self._counting.is_alive():
             return
         workspace, counter = self.workspace, self.counter
@@ -390,7 +391,13 @@ class Engine:
                 key=lambda e: (-ranks.get(e.abs_path, 0.0), e.abs_path),
             )
             try:
-                workspace.whole_counts.fill(entries, counter, busy=self.activity.busy, stopped=self._stop_counting)
+                counting = workspace.count_in_pool(entries)  # another process: the interpreter stays the requests'
+                if counting is not None:
+                    made = counting.finish(workspace.store_for, self._stop_counting)
+                    workspace.whole_counts.learn(entries, made, counter)
+                else:
+                    stop = self._stop_counting
+                    workspace.whole_counts.fill(entries, counter, busy=self.activity.busy, stopped=stop)
             except Exception:  # a bundle counts what it needs itself
                 log.exception("counting whole files in the background failed")
 

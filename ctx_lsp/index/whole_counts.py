@@ -14,7 +14,7 @@ import gc
 import multiprocessing
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import NamedTuple
 
@@ -75,6 +75,17 @@ class WholeCounts:
                 if entry.key and entry.overlay_version is None and counter.name == self._tokenizer():
                     self._unsaved.append((entry.root, entry.key, tokens))
         return tokens
+
+    def learn(self, entries: Iterable[IndexedFile], counts: Mapping[str, int], counter: TokenCounter) -> None:
+        """Take counts made elsewhere (a worker, `PoolCounting`), by analysis key: the
+        cache holds them already."""
+        with self._lock:
+            for entry in entries:
+                tokens = counts.get(entry.key)
+                if tokens is not None and entry.overlay_version is None:
+                    if len(self._counts) >= MAX_KEPT_WHOLE_COUNTS:
+                        self._counts.clear()
+                    self._counts[(entry.abs_path, entry.hash, counter.name)] = tokens
 
     def save(self) -> None:
         """Write the counts made since the last call to the cache."""
@@ -178,11 +189,14 @@ class PoolCounting:
                 batch = listed[at : at + COUNT_BATCH_FILES]
                 self._futures.append((root, self._pool.submit(count_batch, tokenizer, batch)))
 
-    def finish(self, store_for: StoreFor) -> int:
-        """Wait for the counts and write them to each folder's cache; how many were made."""
-        made = 0
+    def finish(self, store_for: StoreFor, stopped: threading.Event | None = None) -> dict[str, int]:
+        """Wait for the counts and write them to each folder's cache; the counts made, by
+        analysis key. Set `stopped` to give up on those not made yet."""
+        made: dict[str, int] = {}
         try:
             for root, future in self._futures:
+                if stopped is not None and stopped.is_set():
+                    break
                 try:
                     counts = future.result()
                 except Exception:  # a worker that died: the counts are made on first use
@@ -190,7 +204,7 @@ class PoolCounting:
                 store = store_for(root)
                 if store is not None and counts:
                     store.record_tokens(counts)
-                    made += len(counts)
+                made.update(counts)
         finally:
             self._pool.shutdown(wait=True, cancel_futures=True)
         return made

@@ -415,13 +415,14 @@ class Workspace:
             if entry.overlay_version is None:
                 entry.release_units()
 
-    def count_in_pool(self) -> PoolCounting | None:
-        """Start counting every whole file not counted yet in a worker process (see
-        `PoolCounting`); None with one core, or nothing to count."""
+    def count_in_pool(self, entries: Iterable[IndexedFile] | None = None) -> PoolCounting | None:
+        """Start counting the whole files not counted yet (of `entries`, in their order;
+        default every file) in a worker process (see `PoolCounting`); None with one
+        core, or nothing to count."""
         if (os.cpu_count() or 1) < 2:
             return None
         jobs = []
-        for entry in self.files.values():
+        for entry in self.files.values() if entries is None else entries:
             if entry.tokens_counted or not entry.key or entry.overlay_version is not None:
                 continue
             try:

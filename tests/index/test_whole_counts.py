@@ -20,7 +20,7 @@ FILES = {
 
 
 def test_a_long_lived_engine_counts_whole_files_after_warm_up_and_the_cache_keeps_them(tmp_path: Path) -> None:
-    """Ensure that a server's engine counts every code and markdown file in the background
+    """Ensure that a server's engine counts every code and markdown file in a worker
     once warm, exactly as a bundle's first ask would, and that the next process reads the
     counts from the cache instead of counting again."""
     root = write_tree(tmp_path / "ws", FILES)
@@ -88,7 +88,7 @@ def test_a_worker_counts_as_a_bundle_would_and_skips_what_changed(tmp_path: Path
     (root / "pkg/uses.py").write_text("def changed():\n    return 2\n")  # after it was indexed
     counting = workspace.count_in_pool()
     assert counting is not None
-    assert counting.finish(workspace.store_for) == 3  # core, keys, README: not uses.py, nor text
+    assert len(counting.finish(workspace.store_for)) == 3  # core, keys, README: not uses.py, nor text
     counter = counter_for(Config().tokenizer)
     expected = {
         rel: workspace.whole_tokens(workspace.get(root / rel), counter) for rel in ("pkg/core.py", "pkg/keys.py")
