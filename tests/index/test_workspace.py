@@ -154,9 +154,11 @@ def test_a_buffer_equal_to_the_index_reuses_its_entry(sample_workspace: Path) ->
     indexed = ws.get(path)
     opened = ws.open_document(path, path.read_text(), 1)
     assert opened.overlay_version == 1 and opened.hash == indexed.hash
-    assert opened.outline_json == indexed.outline_json != ""  # the index's analysis ("" if analysed anew)
+    assert opened.outline is indexed.outline  # the index's analysis, read from the cache
+    assert opened.outline_source is not None and opened.key == indexed.key != ""
     edited = ws.open_document(path, path.read_text() + "\ndef typed():\n    pass\n", 2, edited=True)
-    assert edited.outline_json == "" and "typed" in [s.name for s in edited.outline.symbols]
+    assert edited.outline_source is None and edited.key == ""  # analysed anew: held, stored nowhere
+    assert "typed" in [s.name for s in edited.outline.symbols]
 
 
 def test_outside_buffers_are_refused(tmp_path: Path) -> None:
