@@ -242,7 +242,6 @@ class Indexer:
         store = self._store(folder)
         stored = {} if force else store.load_all()
         units_of, outline_of = store.units_of, store.outline_of  # one bound method for every entry
-        sources = (units_of, outline_of)
         root = str(folder.root)
         reused: dict[str, IndexedFile] = {}
         parsed: dict[str, IndexedFile] = {}
@@ -286,7 +285,9 @@ class Indexer:
                         _count_unindexed(stats, row)
                         return
                     try:
-                        entry = reused[sf.abs_path] = to_indexed(row, root, sf.abs_path, display, None, *sources)
+                        entry = reused[sf.abs_path] = to_indexed(
+                            row, root, sf.abs_path, display, None, units_of, outline_of
+                        )
                         unpublished.append(entry)
                         return
                     except Exception as err:
