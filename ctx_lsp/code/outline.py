@@ -111,7 +111,7 @@ class Outline:
     memory per file must not grow with the workspace). Its object is the file's shell.
     """
 
-    __slots__ = ("_json", "_key", "_names", "_parts", "_queued", "_source", "_used")
+    __slots__ = ("_chars", "_json", "_key", "_names", "_parts", "_queued", "_source", "_used")
 
     def __init__(
         self,
@@ -140,6 +140,7 @@ class Outline:
         self._source: OutlineSource | None = None
         self._key = ""
         self._queued = False
+        self._chars = 0
 
     @classmethod
     def _stored(cls, text: str | None, source: OutlineSource | None = None, key: str = "") -> Outline:
@@ -153,6 +154,7 @@ class Outline:
         outline._source = source
         outline._key = key
         outline._queued = False
+        outline._chars = 0
         if source is not None and text is not None:
             _DECODED.add(outline)
         return outline
@@ -187,18 +189,19 @@ class Outline:
             self._names = _names_of(parts[4], parts[3])
         self._parts = parts
         _DECODED.add(self)
+        if self._source is not None:  # decoded, the JSON is only needed again once dropped
+            self._json = None
         return parts
 
     def _evict(self) -> int:
-        """Drop the decoded fields, and the JSON of one with a source (which reads it again
-        on use); returns the JSON's length as counted when it was queued."""
-        chars = len(self._json or "")
+        """Drop the decoded fields, and the JSON and names of one with a source (which
+        reads them again on use); returns the JSON's length as counted when queued."""
         self._parts = None
         self._used = False
         if self._source is not None:
             self._json = None
             self._names = None
-        return chars
+        return self._chars
 
     @property
     def language(self) -> str:
@@ -315,8 +318,9 @@ class _DecodedOutlines:
             if outline._queued:
                 return
             outline._queued = True
+            outline._chars = len(outline._json or "")
             self._queue.append(outline)
-            self._chars += len(outline._json or "")
+            self._chars += outline._chars
             queue = self._queue
             while self._chars > self.max_chars and len(queue) > 1:
                 oldest = queue.popleft()

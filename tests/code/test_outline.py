@@ -153,9 +153,9 @@ def test_an_outline_with_a_source_holds_its_json_only_while_recent(
     sample: Outline, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Ensure that an outline read from a source (the index cache, by key) reads it only
-    when a field is needed, that past the limit it drops the JSON with the decoded fields
-    and its names (memory per file must not grow with the workspace), and that it reads
-    them again, equal, into the same object (caches keyed by it stay valid)."""
+    when a field is needed and keeps it only until decoded, that past the limit it drops
+    the decoded fields and names (memory per file must not grow with the workspace), and
+    that it reads them again, equal, into the same object (caches keyed by it stay valid)."""
     text = outline_to_json(sample)
     reads: list[str] = []
 
@@ -170,6 +170,7 @@ def test_an_outline_with_a_source_holds_its_json_only_while_recent(
     assert reads == [] and (a._json, b._json) == (None, None) and c._json == text
     assert a.language == sample.language and a._parts is None and reads == ["a"]  # the JSON, not decoded
     assert b.symbols == sample.symbols and reads == ["a", "b"]
+    assert b._json is None and b._parts is not None  # decoded: the JSON is read again only once dropped
     assert c._json is None and c._parts is None  # two fit: the oldest went, JSON and all
     assert b.imports and c.symbols and reads == ["a", "b", "c"]  # b read again: a second chance
     assert a._json is None
