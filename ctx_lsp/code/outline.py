@@ -17,20 +17,25 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import logging
 import operator
 import threading
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "Constant",
     "Import",
     "Outline",
+    "OutlineSource",
     "Symbol",
     "line_starts",
     "outline_for",
     "outline_from_json",
+    "outline_in_store",
     "outline_text",
     "outline_to_json",
     "outlines_kept_decoded",
@@ -85,6 +90,9 @@ _Parts = tuple[
 ]
 """An outline's fields in constructor order: what `Outline` holds, or decodes from JSON."""
 
+OutlineSource = Callable[[str], "str | None"]
+"""Reads an outline's JSON by analysis key (`IndexStore.outline_of`); None if it has none."""
+
 _FIELDS = ("language", "docstring", "imports", "constants", "symbols", "references", "line_count", "has_errors")
 
 
@@ -96,9 +104,14 @@ class Outline:
     kept while they are used, within `DECODED_OUTLINES_MAX_CHARS` of JSON for the whole
     process (issue 11: a warm engine holds every file's outline, but decoded, they took
     ~50 MB of Django's ~300). The object itself stays, so a cache keyed by it stays valid.
+
+    One with a source (`outline_in_store`: the index cache, by analysis key) does not keep
+    its JSON either: it is read from the source when a field is needed and dropped with
+    the decoded fields (issue 34: the JSON alone is ~58 MB per 7,000 kernel files, and
+    memory per file must not grow with the workspace). Its object is the file's shell.
     """
 
-    __slots__ = ("_json", "_names", "_parts", "_used")
+    __slots__ = ("_chars", "_json", "_key", "_names", "_parts", "_queued", "_source", "_used")
 
     def __init__(
         self,
@@ -124,15 +137,26 @@ class Outline:
         )
         self._used = False
         self._names: frozenset[str] | None = None
+        self._source: OutlineSource | None = None
+        self._key = ""
+        self._queued = False
+        self._chars = 0
 
     @classmethod
-    def _stored(cls, text: str) -> Outline:
-        """An outline kept as its JSON (checked and decoded on first use)."""
+    def _stored(cls, text: str | None, source: OutlineSource | None = None, key: str = "") -> Outline:
+        """An outline kept as its JSON (checked and decoded on first use), or with a source
+        read by key when needed (then `text`, if given, is held only while it is used)."""
         outline = cls.__new__(cls)
         outline._json = text
         outline._parts = None
         outline._used = False
         outline._names = None
+        outline._source = source
+        outline._key = key
+        outline._queued = False
+        outline._chars = 0
+        if source is not None and text is not None:
+            _DECODED.add(outline)
         return outline
 
     def _fields(self) -> _Parts:
@@ -143,24 +167,47 @@ class Outline:
             self._used = True
         return parts
 
+    def _text(self) -> str:
+        """The JSON: held, or read from the source (and held while used, as decoded
+        fields are). One the source no longer has (a cache rebuilt or closed under a live
+        entry) reads as an empty outline, logged: a bundle must not fail for it."""
+        text = self._json
+        if text is not None:
+            return text
+        assert self._source is not None
+        loaded = self._source(self._key)
+        if loaded is None or not loaded.startswith(_VERSION_PREFIX):
+            log.warning("outline %s is not in the index cache any more; read as empty", self._key)
+            loaded = _EMPTY_JSON
+        self._json = loaded
+        _DECODED.add(self)
+        return loaded
+
     def _decode(self) -> _Parts:
-        assert self._json is not None
-        parts = _parts_from_json(self._json)
-        if self._names is None:
+        parts = _parts_from_json(self._text())
+        if self._names is None and self._source is None:
             self._names = _names_of(parts[4], parts[3])
         self._parts = parts
         _DECODED.add(self)
+        if self._source is not None:  # decoded, the JSON is only needed again once dropped
+            self._json = None
         return parts
 
     def _evict(self) -> int:
-        """Drop the decoded fields (a stored outline only); returns the JSON's length."""
+        """Drop the decoded fields, and the JSON and names of one with a source (which
+        reads them again on use); returns the JSON's length as counted when queued."""
         self._parts = None
         self._used = False
-        return len(self._json or "")
+        if self._source is not None:
+            self._json = None
+            self._names = None
+        return self._chars
 
     @property
     def language(self) -> str:
         parts, text = self._parts, self._json
+        if parts is None and text is None and self._source is not None:
+            text = self._text()
         if parts is None and text is not None:  # read without decoding: `[1,"python",...`
             start = len(_VERSION_PREFIX) + 1
             end = text.find('"', start)
@@ -190,13 +237,13 @@ class Outline:
 
     @property
     def line_count(self) -> int:
-        if self._parts is None and self._json is not None:
+        if self._parts is None and (self._json is not None or self._source is not None):
             return self._tail()[0]
         return self._fields()[6]
 
     @property
     def has_errors(self) -> bool:
-        if self._parts is None and self._json is not None:
+        if self._parts is None and (self._json is not None or self._source is not None):
             return self._tail()[1]
         return self._fields()[7]
 
@@ -204,7 +251,7 @@ class Outline:
         """(line count, has errors) read from the end of the JSON (`...,120,0]`), which
         `outline_to_json` writes as plain numbers: a renderer asks for them before it
         knows whether it needs the rest."""
-        text = self._json or ""
+        text = self._text()
         end = len(text) - 1
         second = text.rfind(",", 0, end)
         first = text.rfind(",", 0, second)
@@ -217,7 +264,8 @@ class Outline:
     @property
     def names(self) -> frozenset[str]:
         """Every name the file defines: its symbols' (any depth) and its constants'. Kept
-        once known (it is small, and what the index's symbol table holds anyway)."""
+        once known (it is small, and what the index's symbol table holds anyway); for one
+        with a source, while its fields are (every file's would grow with the workspace)."""
         names = self._names
         if names is None:
             parts = self._fields()
@@ -264,9 +312,15 @@ class _DecodedOutlines:
         self._chars = 0
 
     def add(self, outline: Outline) -> None:
+        """Queue an outline that now holds decoded fields or a JSON read from its source
+        (once: one already queued stays where it is)."""
         with self._lock:
+            if outline._queued:
+                return
+            outline._queued = True
+            outline._chars = len(outline._json or "")
             self._queue.append(outline)
-            self._chars += len(outline._json or "")
+            self._chars += outline._chars
             queue = self._queue
             while self._chars > self.max_chars and len(queue) > 1:
                 oldest = queue.popleft()
@@ -274,13 +328,16 @@ class _DecodedOutlines:
                     oldest._used = False
                     queue.append(oldest)
                 else:
+                    oldest._queued = False
                     self._chars -= oldest._evict()
 
     def clear(self) -> None:
         """Drop every decoded outline (for tests)."""
         with self._lock:
             while self._queue:
-                self._queue.popleft()._evict()
+                oldest = self._queue.popleft()
+                oldest._queued = False
+                oldest._evict()
             self._chars = 0
 
 
@@ -361,8 +418,8 @@ def outline_for(path: str, source: bytes) -> Outline:
 
 def outline_to_json(o: Outline) -> str:
     """Compact JSON of an outline; `outline_from_json` gives back an equal Outline."""
-    if o._json is not None:
-        return o._json
+    if o._json is not None or o._source is not None:
+        return o._text()
     return json.dumps(
         [
             OUTLINE_JSON_VERSION,
@@ -397,16 +454,26 @@ def outline_to_json(o: Outline) -> str:
     )
 
 
-def outline_from_json(s: str) -> Outline:
+def outline_from_json(s: str, source: OutlineSource | None = None, key: str = "") -> Outline:
     """Inverse of `outline_to_json`: an equal Outline, kept as this JSON and decoded on
-    first use (see `Outline`). Raises ValueError for another format version, so a cache
-    can treat that as a miss (the version is read without decoding the rest)."""
+    first use (see `Outline`); with a `source` that holds it under `key`, the JSON is held
+    only while used and read from there again. Raises ValueError for another format
+    version, so a cache can treat that as a miss (the version is read without decoding
+    the rest)."""
     if not s.startswith(_VERSION_PREFIX):
         raise ValueError("outline JSON of another format version")
-    return Outline._stored(s)
+    return Outline._stored(s, source, key)
+
+
+def outline_in_store(source: OutlineSource, key: str) -> Outline:
+    """An outline whose JSON `source` holds under `key`, read when a field is first
+    needed and dropped again with its decoded fields (see `Outline`)."""
+    return Outline._stored(None, source, key)
 
 
 _VERSION_PREFIX = f"[{OUTLINE_JSON_VERSION},"
+_EMPTY_JSON = f'{_VERSION_PREFIX}"text","",[],[],[],[],0,0]'
+"""What an outline its source lost reads as: plain text without lines."""
 
 
 def _parts_from_json(s: str) -> _Parts:

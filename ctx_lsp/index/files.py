@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import ClassVar, NamedTuple
 
 from ctx_lsp.code.languages import language_for, language_named, outline_in
-from ctx_lsp.code.outline import Outline, outline_for, outline_from_json, outline_to_json
+from ctx_lsp.code.outline import (
+    Outline,
+    OutlineSource,
+    outline_for,
+    outline_from_json,
+    outline_in_store,
+    outline_to_json,
+)
 from ctx_lsp.errors import OutsideWorkspace
 from ctx_lsp.gate import Refused, read_file
 from ctx_lsp.index.scan import SkipReason, looks_binary
@@ -33,8 +40,10 @@ class IndexedFile:
     """What the index knows about one file. Text is not kept: it is read when rendered.
 
     Never mutated once published (the index replaces entries), except for the outline,
-    which is decoded from its cached JSON on first use: a warm start over thousands of
-    files must not pay for outlines nobody asks for.
+    which is made on first use: a warm start over thousands of files must not pay for
+    outlines nobody asks for. An entry whose analysis the cache holds keeps no outline
+    JSON: its outline reads it from there by key when a field is needed, and drops it
+    again with the least recently used (`code/outline.py`, `outline_in_store`).
     """
 
     root: str  # absolute path of its workspace folder
@@ -50,7 +59,8 @@ class IndexedFile:
     symbols: int
     decode_replaced: bool  # not valid UTF-8; decoded with U+FFFD replacements
     outline_json: str
-    """The outline as cached; "" for text analysed here and never stored (`_outline` set)."""
+    """The outline as JSON while no cache holds it (`outline_source` None); "" for one the
+    cache holds and for text analysed here and never stored (`_outline` set)."""
     masked: str = ""
     """Kinds of token masked in its text, comma-separated; "" for none (status counts them)."""
     overlay_version: int | None = None  # set while an editor buffer overrides the disk copy
@@ -66,6 +76,10 @@ class IndexedFile:
     """Reads a units blob from the cache by analysis key (`IndexStore.units_of`). The
     blobs are ~10 KB a file (0.9 GB on the kernel); a bundle reads those of the few
     hundred files it ranks, so a warm engine keeps none in memory."""
+    outline_source: OutlineSource | None = field(default=None, repr=False)
+    """Reads an outline's JSON from the cache by analysis key (`IndexStore.outline_of`):
+    the JSON is ~8 KB a kernel file (0.7 GB on the kernel); a bundle reads a few hundred,
+    the derived indexes each one once when they are built, not restored."""
     _outline: Outline | None = field(default=None, repr=False)
 
     @property
@@ -82,9 +96,17 @@ class IndexedFile:
 
     @property
     def outline(self) -> Outline:
-        if self._outline is None:
-            self._outline = outline_from_json(self.outline_json)
-        return self._outline
+        """Its outline: one object for the entry's life (caches compare by identity), whose
+        fields are read from the cache again when they were dropped."""
+        outline = self._outline
+        if outline is None:
+            source = self.outline_source
+            if source is not None and self.key and not self.outline_json:
+                outline = outline_in_store(source, self.key)
+            else:
+                outline = outline_from_json(self.outline_json)
+            self._outline = outline
+        return outline
 
     @property
     def unit_postings(self) -> UnitPostings | None:
@@ -318,9 +340,16 @@ def to_indexed(
     display: str,
     outline: Outline | None = None,
     units_source: Callable[[str], bytes] | None = None,
+    outline_source: OutlineSource | None = None,
 ) -> IndexedFile:
     """The entry of a row. With `units_source`, a row read without its units (`IndexStore.
-    load_all`) keeps them in the cache, and one with them can drop them (`release_units`)."""
+    load_all`) keeps them in the cache, and one with them can drop them (`release_units`).
+    With `outline_source` (only for a row the cache is known to hold), the outline is read
+    from there when used: a row's JSON, if it has one, is held only while it is recent."""
+    has_errors = row.has_errors if outline is None else outline.has_errors
+    sourced = outline is None and outline_source is not None and bool(row.key)
+    if sourced and row.outline_json and outline_source is not None:
+        outline = outline_from_json(row.outline_json, outline_source, row.key)
     return IndexedFile(
         root=root,
         rel_path=row.rel_path,
@@ -334,12 +363,13 @@ def to_indexed(
         line_count=row.line_count,
         symbols=row.symbols,
         decode_replaced=row.decode_replaced,
-        outline_json=row.outline_json,
+        outline_json="" if sourced else row.outline_json,
         masked=row.masked,
         key=row.key,
-        has_errors=row.has_errors if outline is None else outline.has_errors,
+        has_errors=has_errors,
         units=None if units_source is not None and row.units is None else row.units,
         units_source=units_source,
+        outline_source=outline_source if sourced else None,
         _outline=outline,
     )
 

@@ -241,6 +241,7 @@ class Indexer:
             progress(0, 0, f"scanning {folder.root}")
         store = self._store(folder)
         stored = {} if force else store.load_all()
+        units_of, outline_of = store.units_of, store.outline_of  # one bound method for every entry
         root = str(folder.root)
         reused: dict[str, IndexedFile] = {}
         parsed: dict[str, IndexedFile] = {}
@@ -284,7 +285,9 @@ class Indexer:
                         _count_unindexed(stats, row)
                         return
                     try:
-                        entry = reused[sf.abs_path] = to_indexed(row, root, sf.abs_path, display, None, store.units_of)
+                        entry = reused[sf.abs_path] = to_indexed(
+                            row, root, sf.abs_path, display, None, units_of, outline_of
+                        )
                         unpublished.append(entry)
                         return
                     except Exception as err:
@@ -296,6 +299,7 @@ class Indexer:
             next ones instead of following the last), and make its entries."""
             fresh: list[StoredFile] = []
             known: list[tuple[str, int, int, str]] = []
+            indexed: list[tuple[ReadJob, StoredFile, bool]] = []
             for job, outcome in batch:
                 row = outcome.row
                 if row is None:
@@ -305,12 +309,16 @@ class Indexer:
                 else:
                     fresh.append(row)
                 if row.language not in UNINDEXED_LANGUAGES:
-                    display = self._folders.display_path(folder, job.rel_path)
-                    entry = to_indexed(row, root, job.abs_path, display, None, store.units_of)
-                    parsed[job.abs_path] = entry
-                    unpublished.append(entry)
-            store.put_many(fresh)
+                    indexed.append((job, row, outcome.reused is not None))
+            written = store.put_many(fresh)
             store.put_paths(known)
+            for job, row, reused_row in indexed:  # written first: an entry reads its outline from the cache
+                display = self._folders.display_path(folder, job.rel_path)
+                entry = to_indexed(
+                    row, root, job.abs_path, display, None, units_of, outline_of if written or reused_row else None
+                )
+                parsed[job.abs_path] = entry
+                unpublished.append(entry)
             self.progress = IndexProgress(True, before + len(reused) + reading.done, before + found[0], "parsing")
             maybe_publish()
 
@@ -489,16 +497,16 @@ class Indexer:
                 reason = outcome.skip_reason
                 row = outcome.row
                 if row is not None and row.language not in UNINDEXED_LANGUAGES:
+                    written = outcome.reused is not None or store.put_many([row])
                     if outcome.reused is not None:
                         store.put_paths([(rel, row.size, row.mtime_ns, row.key)])
-                    else:
-                        store.put_many([row])
                     if existing is not None and existing.hash == row.hash:
                         return FileOutcome(
                             abs_path, Change.RESTAMPED, replace(existing, size=row.size, mtime_ns=row.mtime_ns)
                         )
                     display = self._folders.display_path(folder, rel)
-                    entry = to_indexed(row, str(folder.root), abs_path, display, None, store.units_of)
+                    outline_of = store.outline_of if written else None
+                    entry = to_indexed(row, str(folder.root), abs_path, display, None, store.units_of, outline_of)
         if entry is not None:
             return FileOutcome(abs_path, Change.UPDATED, entry)
         if existing is None:

@@ -95,6 +95,7 @@ class StoredFile:
     symbols: int
     decode_replaced: bool
     outline_json: str
+    """Its outline as JSON; "" in rows read without it (`load_all`: read on use, `outline_of`)."""
     masked: str = ""
     """Kinds of token masked in its text, comma-separated (`secret_tokens.py`); "" for none.
     For a row of a file kept out as a secret by content, the kind of credential it is."""
@@ -264,11 +265,13 @@ class IndexStore:
         return cls.memory(warnings)
 
     def load_all(self) -> dict[str, StoredFile]:
+        """Every path's row, lean: without its outline ("") or units (None), which are read
+        by key when used (`outline_of`, `units_of`)."""
         with self._lock:
             try:
                 rows = self._conn.execute(
                     "SELECT f.rel_path, f.size, f.mtime_ns, a.hash, a.language, a.tokens, a.line_count,"
-                    " a.symbols, a.decode_replaced, a.outline, a.masked, f.key, a.has_errors"
+                    " a.symbols, a.decode_replaced, a.masked, f.key, a.has_errors"
                     " FROM files f JOIN analyses a ON a.key = f.key"
                 ).fetchall()
             except sqlite3.DatabaseError as err:
@@ -276,10 +279,19 @@ class IndexStore:
                 return {}
         return {
             r[0]: StoredFile(
-                r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9], r[10], None, r[11], bool(r[12])
+                r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), "", r[9], None, r[10], bool(r[11])
             )
             for r in rows
         }
+
+    def outline_of(self, key: str) -> str | None:
+        """The outline JSON stored under an analysis key (None if none, or unreadable)."""
+        with self._lock:
+            try:
+                row = self._conn.execute("SELECT outline FROM analyses WHERE key=?", (key,)).fetchone()
+            except sqlite3.Error:
+                return None
+        return row[0] if row is not None else None
 
     def units_of(self, key: str) -> bytes:
         """The units blob stored under an analysis key (b"" if none, or unreadable)."""
@@ -316,8 +328,9 @@ class IndexStore:
             rel_path, size, mtime_ns, r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7], bytes(r[8]), key, bool(r[9])
         )
 
-    def put_many(self, files: Iterable[StoredFile]) -> None:
-        """Store rows: each one's analysis (once per key) and its path's entry."""
+    def put_many(self, files: Iterable[StoredFile]) -> bool:
+        """Store rows: each one's analysis (once per key) and its path's entry. Whether
+        they were written (an entry reads its outline from here only if so)."""
         seen = self._next_seen()
         analyses: dict[str, tuple] = {}
         paths = []
@@ -332,28 +345,29 @@ class IndexStore:
                 f.line_count,
                 f.symbols,
                 int(f.decode_replaced),
-                f.outline_json,
+                f.outline_json if f.units is not None else (self.outline_of(key) or ""),  # a lean row: as stored
                 f.masked,
                 f.units if f.units is not None else self.units_of(key),
                 int(f.has_errors),
                 seen,
             )
         if not paths:
-            return
-        self._write_all(
+            return True
+        return self._write_all(
             ("INSERT OR REPLACE INTO analyses VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", list(analyses.values())),
             ("INSERT OR REPLACE INTO files VALUES (?,?,?,?)", paths),
         )
 
-    def put_paths(self, paths: Iterable[tuple[str, int, int, str]]) -> None:
-        """Point paths (rel_path, size, mtime, key) at analyses already stored."""
+    def put_paths(self, paths: Iterable[tuple[str, int, int, str]]) -> bool:
+        """Point paths (rel_path, size, mtime, key) at analyses already stored; whether written."""
         rows = list(paths)
-        if rows:
-            seen = self._next_seen()
-            self._write_all(
-                ("INSERT OR REPLACE INTO files VALUES (?,?,?,?)", rows),
-                ("UPDATE analyses SET seen=? WHERE key=?", [(seen, key) for *_, key in rows]),
-            )
+        if not rows:
+            return True
+        seen = self._next_seen()
+        return self._write_all(
+            ("INSERT OR REPLACE INTO files VALUES (?,?,?,?)", rows),
+            ("UPDATE analyses SET seen=? WHERE key=?", [(seen, key) for *_, key in rows]),
+        )
 
     def record_tokens(self, counts: Iterable[tuple[str, int]]) -> None:
         """Keep whole-file token counts (analysis key, count) made since indexing."""
@@ -423,19 +437,21 @@ class IndexStore:
         if rows:
             self._write_all((sql, rows))
 
-    def _write_all(self, *statements: tuple[str, list[tuple]]) -> None:
-        """Each statement over its rows, in one transaction."""
+    def _write_all(self, *statements: tuple[str, list[tuple]]) -> bool:
+        """Each statement over its rows, in one transaction; whether it was committed."""
         with self._lock:
             try:
                 with self._conn:
                     for sql, rows in statements:
                         self._conn.executemany(sql, rows)
+                return True
             except sqlite3.DatabaseError as err:
                 # The cache is best effort: a failed write costs a re-parse next start.
                 msg = f"index cache write failed ({err})"
                 if msg not in self.warnings:
                     self.warnings.append(msg)
                 log.warning(msg)
+                return False
 
 
 def _connect(db_path: Path) -> sqlite3.Connection:

@@ -15,6 +15,7 @@ from ctx_lsp.code.outline import (
     Outline,
     outline_for,
     outline_from_json,
+    outline_in_store,
     outline_text,
     outline_to_json,
 )
@@ -146,3 +147,43 @@ def test_a_stored_outline_with_odd_json_still_reads_right() -> None:
     does not have the expected shape."""
     odd = outline_from_json(f'[{OUTLINE_JSON_VERSION},"py\\u0074hon","",[],[],[],[],3 ,1]')
     assert odd.language == "python" and odd.line_count == 3 and odd.has_errors is True
+
+
+def test_an_outline_with_a_source_holds_its_json_only_while_recent(
+    sample: Outline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ensure that an outline read from a source (the index cache, by key) reads it only
+    when a field is needed and keeps it only until decoded, that past the limit it drops
+    the decoded fields and names (memory per file must not grow with the workspace), and
+    that it reads them again, equal, into the same object (caches keyed by it stay valid)."""
+    text = outline_to_json(sample)
+    reads: list[str] = []
+
+    def source(key: str) -> str | None:
+        reads.append(key)
+        return text
+
+    decoded = outline_module._DecodedOutlines(max_chars=2 * len(text))
+    monkeypatch.setattr(outline_module, "_DECODED", decoded)
+    c = outline_from_json(text, source, "c")  # a fresh row's JSON: held while recent
+    a, b = outline_in_store(source, "a"), outline_in_store(source, "b")
+    assert reads == [] and (a._json, b._json) == (None, None) and c._json == text
+    assert a.language == sample.language and a._parts is None and reads == ["a"]  # the JSON, not decoded
+    assert b.symbols == sample.symbols and reads == ["a", "b"]
+    assert b._json is None and b._parts is not None  # decoded: the JSON is read again only once dropped
+    assert c._json is None and c._parts is None  # two fit: the oldest went, JSON and all
+    assert b.imports and c.symbols and reads == ["a", "b", "c"]  # b read again: a second chance
+    assert a._json is None
+    assert a.names == sample.names and reads == ["a", "b", "c", "a"]
+    assert c._json is None and c._names is None and b._parts is not None
+    assert c == sample and (c.line_count, c.has_errors) == (sample.line_count, sample.has_errors)
+    assert outline_to_json(c) == text
+    decoded.clear()
+    assert all(o._json is None and o._parts is None and o._names is None for o in (a, b, c))
+
+
+def test_an_outline_its_source_lost_reads_as_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ensure that an outline whose source no longer has it (a cache rebuilt under a live
+    entry) reads as an empty outline instead of failing the request that reads it."""
+    lost = outline_in_store(lambda key: None, "gone")
+    assert (lost.symbols, lost.imports, lost.line_count, lost.language) == ((), (), 0, "text")

@@ -76,7 +76,7 @@ def test_pool_pass_gives_the_rows_of_a_pass_in_one_process(tmp_path: Path) -> No
         config.index.workers = workers
         folders = Folders([root], config.index.ignore, config.index.respect_gitignore)
         entries, stats = Indexer(folders, config).index({}, None, force=False, stale=frozenset())
-        passes.append(([(p, e.hash, e.tokens, e.outline_json, e.language) for p, e in entries.items()], stats))
+        passes.append(([(p, e.hash, e.tokens, e.outline, e.language) for p, e in entries.items()], stats))
     (one, one_stats), (pool, pool_stats) = passes
     assert one == pool
     assert (one_stats.parsed, one_stats.skipped) == (pool_stats.parsed, pool_stats.skipped)

@@ -145,6 +145,31 @@ def test_a_buffer_over_the_size_limit_is_refused_like_a_file_on_disk(sample_work
     assert ws.refused() == {} and [s.name for s in ws.get(path).outline.symbols] == ["small_again"]
 
 
+def test_entries_keep_no_outline_json_and_read_it_from_the_cache(sample_workspace: Path) -> None:
+    """Ensure that the entries of a cold pass and of a warm start hold no outline JSON
+    (issue 34: ~8 KB a kernel file, for the life of the process), that their outlines
+    read it from the cache on use, equal either way, and that one read again after the
+    decoded outlines were dropped is the same object, equal (identity-keyed caches)."""
+    from ctx_lsp.code import outline as outline_module
+    from ctx_lsp.code.outline import outline_to_json
+
+    cold = _ws(sample_workspace)
+    cold.index()
+    assert cold.files and all(e.outline_json == "" and e.outline_source is not None for e in cold.files.values())
+    cold_json = {p: outline_to_json(e.outline) for p, e in cold.files.items()}
+    cold.close()
+    warm = _ws(sample_workspace)
+    warm.index()
+    assert warm.files and all(e.outline_json == "" and e.outline_source is not None for e in warm.files.values())
+    entry = warm.get("pkg/bundle.py")
+    shell = entry.outline
+    assert shell.symbols and outline_to_json(shell) == cold_json[entry.abs_path]
+    outline_module._DECODED.clear()
+    assert shell._json is None and shell._parts is None and entry.outline is shell
+    assert shell.symbols and outline_to_json(shell) == cold_json[entry.abs_path]
+    assert {p: outline_to_json(e.outline) for p, e in warm.files.items()} == cold_json
+
+
 def test_a_buffer_equal_to_the_index_reuses_its_entry(sample_workspace: Path) -> None:
     """Ensure that opening a saved file (the buffer is what the index has) reuses the
     indexed analysis instead of repeating it, and that an edit is analysed anew."""
@@ -154,9 +179,11 @@ def test_a_buffer_equal_to_the_index_reuses_its_entry(sample_workspace: Path) ->
     indexed = ws.get(path)
     opened = ws.open_document(path, path.read_text(), 1)
     assert opened.overlay_version == 1 and opened.hash == indexed.hash
-    assert opened.outline_json == indexed.outline_json != ""  # the index's analysis ("" if analysed anew)
+    assert opened.outline is indexed.outline  # the index's analysis, read from the cache
+    assert opened.outline_source is not None and opened.key == indexed.key != ""
     edited = ws.open_document(path, path.read_text() + "\ndef typed():\n    pass\n", 2, edited=True)
-    assert edited.outline_json == "" and "typed" in [s.name for s in edited.outline.symbols]
+    assert edited.outline_source is None and edited.key == ""  # analysed anew: held, stored nowhere
+    assert "typed" in [s.name for s in edited.outline.symbols]
 
 
 def test_outside_buffers_are_refused(tmp_path: Path) -> None:
