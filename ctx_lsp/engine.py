@@ -7,6 +7,7 @@ holds no pygls types: requests and results are the core's dataclasses.
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import math
@@ -14,7 +15,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -260,6 +261,10 @@ class Engine:
         the files indexed so far (None: until the pass ends; an in-process caller that
         indexed first never waits). A server sets `REQUEST_INDEX_WAIT_S`."""
         self._history_lock = threading.Lock()
+        self.on_settle_build: Callable[[str], None] | None = None
+        """Called with "search", "body" or "graph" on the indexing thread while the end of
+        a pass answered partially builds that image without the locks requests take
+        (`_settle_piecewise`): a test holds it open to show that requests are answered."""
 
     @property
     def counter(self) -> TokenCounter:
@@ -272,11 +277,11 @@ class Engine:
             self._answered_partial.clear()
             try:
                 stats = self.workspace.index(progress, force=force)
+                if self._answered_partial.is_set():
+                    self._settle_piecewise()  # requests still hold off applying changes meanwhile
             finally:
                 with self._partial_lock:  # a request setting the hold sees the pass over, or is undone here
                     self._hold_derived(False)
-            if self._answered_partial.is_set():
-                self._settle_piecewise()
         if self._history_in_background:
             self.start_history()
         return stats
@@ -315,6 +320,9 @@ class Engine:
         for derived in (self.search_index, self.body_index, self.graph, self.symbols):
             while derived.catch_up(force=True, limit=CATCH_UP_CHUNK_FILES):
                 time.sleep(0)  # let a waiting request take the lock (and the GIL)
+        for index in (self.search_index, self.body_index):
+            if index.fold_due:  # held, they leave their folds to this thread, made outside their locks
+                index.fold()
         self.graph.warm_up(force=True)  # the rank, with nothing left to apply
 
     def _hold_derived(self, held: bool) -> None:
@@ -323,11 +331,20 @@ class Engine:
 
     def _settle_piecewise(self) -> None:
         """A pass published piecewise: pack the postings built file by file and keep the
-        images (postings, graph) the next process starts from."""
+        images (postings, graph) the next process starts from.
+
+        Requests keep answering meanwhile, within a second (on a 7K-file kernel subtree
+        one waited 44 s here): queries still hold off applying changes, so what the pass
+        published last is applied here a chunk at a time first; the images are built
+        without the locks requests take and swapped in under them (`SearchIndex.fold`,
+        `ReferenceGraph.compact`); then what came meanwhile (the watcher's refreshes) is
+        applied the same way, before `index` lets requests apply changes again."""
+        self._catch_up_derived()
         entries = list(self.workspace.files.values())
-        self.search_index.compact(entries)
-        self.body_index.compact(entries)
-        self.graph.compact(entries)
+        hook = self.on_settle_build
+        for name, derived in (("search", self.search_index), ("body", self.body_index), ("graph", self.graph)):
+            derived.compact(entries, None if hook is None else functools.partial(hook, name))
+        self._catch_up_derived()
 
     def warm_up(self) -> None:
         """Build what the first bundle would otherwise wait for: the search postings and the
