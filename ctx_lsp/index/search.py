@@ -270,13 +270,13 @@ class SearchIndex:
         snapshot (`_since`: the watcher's refreshes, a follower's chunk), so nothing is
         lost. Queries meanwhile answer from the index as it was, and then as it is.
 
-        The new base's image if the index is now exactly it (no change came meanwhile),
-        else None (also when there was nothing to fold, or the index was rebuilt whole
-        meanwhile, which makes the fold moot)."""
+        The base's image if the index is now exactly it (nothing came meanwhile; or
+        nothing to fold, as when another fold just ran), else None (also when the index
+        was rebuilt whole meanwhile, which makes the fold moot)."""
         with self._fold_lock:
             with self._lock:
                 if not self._docs and not self._dead:
-                    return None
+                    return self._base
                 source = self._snapshot()
                 self._folding, self._since = True, {}
             try:
