@@ -333,12 +333,13 @@ class Engine:
         """A pass published piecewise: pack the postings built file by file and keep the
         images (postings, graph) the next process starts from.
 
-        Requests keep answering meanwhile, within a second (on a 7K-file kernel subtree
-        one waited 44 s here): queries still hold off applying changes, so what the pass
-        published last is applied here a chunk at a time first; the images are built
-        without the locks requests take and swapped in under them (`SearchIndex.fold`,
-        `ReferenceGraph.compact`); then what came meanwhile (the watcher's refreshes) is
-        applied the same way, before `index` lets requests apply changes again."""
+        Requests keep answering meanwhile (on a 7K-file kernel subtree one waited 44 s
+        here when this ran under their locks): queries still hold off applying changes,
+        so what the pass published last is applied here a chunk at a time first; the
+        images are built without the locks requests take and swapped in under them
+        (`SearchIndex.fold`, `ReferenceGraph.compact`); then what came meanwhile (the
+        watcher's refreshes) is applied the same way, before `index` lets requests apply
+        changes again."""
         self._catch_up_derived()
         entries = list(self.workspace.files.values())
         hook = self.on_settle_build
