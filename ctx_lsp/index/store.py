@@ -360,11 +360,17 @@ class IndexStore:
                 ("UPDATE analyses SET seen=? WHERE key=?", [(seen, key) for *_, key in rows]),
             )
 
-    def record_tokens(self, counts: Iterable[tuple[str, int]]) -> None:
-        """Keep whole-file token counts (analysis key, count) made since indexing."""
+    def record_tokens(self, counts: Iterable[tuple[str, int]]) -> bool:
+        """Keep whole-file token counts (analysis key, count) made since indexing; false
+        (nothing written) while derived state is being written (`put_derived`): this
+        write would wait for SQLite's lock holding the one a bundle reads units under,
+        then fail. The caller keeps the counts for a later call."""
+        if self._derived_lock.locked():
+            return False
         rows = [(n, key) for key, n in counts]
         if rows:
             self._write("UPDATE analyses SET tokens=? WHERE key=?", rows)
+        return True
 
     def _next_seen(self) -> int:
         """When analyses were last referenced: the clock, strictly increasing per store."""

@@ -445,8 +445,9 @@ class Workspace:
             by_root.setdefault(root, []).append((key, tokens))
         for root, counts in by_root.items():
             store = self.store_for(root)
-            if store is not None:
-                store.record_tokens(counts)
+            if store is not None and not store.record_tokens(counts):
+                with self._lock:  # an image is being written: the next call saves them
+                    self._unsaved_counts.extend((root, key, tokens) for key, tokens in counts)
 
     def get(self, path: str | Path) -> IndexedFile:
         """The index entry for a path inside the workspace (NotFound if not indexed)."""
