@@ -137,7 +137,7 @@ def derive(workspace: Workspace) -> None:
         graph.update((), entries)
         graph.warm_up()
     if counting is not None:
-        counting.finish(workspace.store_for)
+        counting.finish(workspace.whole_counts.record)
 
 
 SHOWN_PROBLEMS = 10

@@ -22,8 +22,9 @@ class ChangeQueue:
         self._pending: dict[str, IndexedFile | None] = {}
         self.held = False
         """While a first index is published piecewise, queries do not apply the queue
-        (a request would derive a second of parsing each time); the indexing thread does,
-        every few seconds (`Engine._catch_up_while_indexing`), with `force`."""
+        (a request would derive a second of parsing each time); a follower thread does,
+        every few seconds (`Engine._follow_pass`), with `force`, and so does the pass's end
+        (`Engine._settle_piecewise`) before the hold is lifted."""
 
     def add(self, removed: Sequence[str], updated: Sequence[IndexedFile]) -> None:
         with self._lock:

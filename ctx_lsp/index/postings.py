@@ -19,7 +19,7 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, filterfalse
 
-__all__ = ["DocRow", "ImageBuilder", "PostingsImage", "file_ranges"]
+__all__ = ["EMPTY_IMAGE", "BaseLookup", "DocRow", "ImageBuilder", "PostingsImage", "base_lookup", "file_ranges"]
 
 DocRow = tuple[str, str, int, int, int, dict[str, int]]
 """One document of a file as the postings take it: (symbol, kind, start line, end line,
@@ -255,3 +255,43 @@ def file_ranges(image: PostingsImage) -> dict[str, range]:
             out[files[doc_file[start]]] = range(start, i)
             start = i
     return out
+
+
+EMPTY_IMAGE = PostingsImage(
+    files=[],
+    paths=[],
+    hashes=[],
+    symbols=[],
+    kinds=[],
+    doc_file=array("i"),
+    doc_start=array("i"),
+    doc_end=array("i"),
+    doc_length=array("i"),
+    doc_term_ends=array("i"),
+    doc_terms=array("i"),
+    terms=[],
+    term_ends=array("i"),
+    posting_docs=array("i"),
+    posting_tfs=array("i"),
+)
+"""An image of no files: the base a fold of an index without one starts from, so that terms
+it numbered for a file that then changed are dropped like any other term no document holds."""
+
+
+@dataclass(frozen=True, slots=True)
+class BaseLookup:
+    """A base image and what a `SearchIndex` looks it up by, all derived from the image
+    alone: a fold builds it without the index's lock, and the index takes it by assignment."""
+
+    image: PostingsImage
+    terms: dict[str, int]  # term -> its number in the image
+    paths: dict[str, str]  # abs path -> display path, every file of the image
+    by_file: dict[str, range]
+    total_length: int
+
+
+def base_lookup(image: PostingsImage, term_numbers: dict[str, int] | None = None) -> BaseLookup:
+    """The lookups of `image` (`term_numbers`: its terms' numbers, if the caller has them):
+    a loop over every document, which a fold runs before it takes the index's lock."""
+    numbers = term_numbers if term_numbers is not None else {t: n for n, t in enumerate(image.terms)}
+    return BaseLookup(image, numbers, dict(zip(image.files, image.paths)), file_ranges(image), sum(image.doc_length))

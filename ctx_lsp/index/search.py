@@ -25,7 +25,7 @@ from typing import Protocol
 from ctx_lsp.code.outline import Symbol
 from ctx_lsp.index.changes import ChangeQueue
 from ctx_lsp.index.files import IndexedFile
-from ctx_lsp.index.postings import DocRow, ImageBuilder, PostingsImage, file_ranges
+from ctx_lsp.index.postings import EMPTY_IMAGE, BaseLookup, DocRow, ImageBuilder, PostingsImage, base_lookup
 from ctx_lsp.index.terms import count_terms, query_terms, terms
 from ctx_lsp.relevance import BM25_B, BM25_K1, NAME_BOOST, PATH_BOOST
 
@@ -50,6 +50,24 @@ class _Doc:
     start_line: int
     end_line: int
     length: int
+
+
+@dataclass(frozen=True, slots=True)
+class _FoldSource:
+    """What a fold packs, taken under the lock (`SearchIndex._snapshot`): the base and
+    which of its files to drop, the live files in the order added, the live part's terms
+    in the order its dicts hold them, and the live containers themselves (read while
+    other threads may change them: see `SearchIndex._build_fold`)."""
+
+    base: PostingsImage
+    dropped: set[str]
+    live: list[tuple[str, str]]  # (abs path, content hash)
+    terms: list[str]
+    postings: dict[str, dict[int, int]]
+    docs: dict[int, _Doc]
+    doc_terms: dict[int, tuple[str, ...]]
+    by_file: dict[str, range]
+    paths: dict[str, str]
 
 
 def symbol_terms(sym: Symbol, path_terms: Sequence[str]) -> list[str]:
@@ -93,10 +111,10 @@ def file_docs(entry: IndexedFile) -> list[DocRow]:
 
 FOLD_MIN_LIVE_POSTINGS = 200_000
 """Live postings (a dict entry each, ~100 bytes) past which the live part is folded into
-the base (`SearchIndex._fold`), if they are also `FOLD_LIVE_SHARE` of the base's. Edits
+the base (`SearchIndex.fold_due`), if they are also `FOLD_LIVE_SHARE` of the base's. Edits
 never come near it; a first pass published piecewise (64 files a chunk into the live
-part, `Engine._catch_up_while_indexing`) does: 7,046 kernel files are ~2.9M symbol
-postings, all of them live dicts until the pass ended."""
+part, `Engine._follow_pass`) does: 7,046 kernel files are ~2.9M symbol postings, all of
+them live dicts until the pass ended."""
 FOLD_LIVE_SHARE = 0.5
 """...of the base's postings: the base grows by half at least with each fold, so folding
 re-packs each posting a few times in all, not once per chunk."""
@@ -128,6 +146,10 @@ class SearchIndex:
     A full pass streams its documents into the base without dicts (`ImageBuilder`); a
     live part grown large is folded into the base the same way (`_fold`). Scores and
     hits are those of one index holding exactly the live documents.
+
+    A fold re-packs every posting: seconds on a large workspace. While a first pass is
+    followed (`hold_changes`), and at its end (`compact`), it is built without the lock
+    queries take, from a snapshot, and swapped in under it (`fold`).
     """
 
     def __init__(
@@ -146,6 +168,11 @@ class SearchIndex:
         """Files whose documents were derived from their outline (the rest came from the
         cache's image): for tests and benchmarks."""
         self._changes = ChangeQueue()
+        self._fold_lock = threading.Lock()  # one fold built at a time; queries never take it
+        self._folding = False  # a fold is being built outside the lock
+        self._since: dict[str, tuple[IndexedFile | None, list[DocRow] | None]] | None = None
+        """While a fold is built: the files changed since its snapshot, with the documents
+        applied for each (None if the index was rebuilt whole meanwhile: the fold is void)."""
         # the base: documents numbered below `_base_docs`, postings by term number
         self._base: PostingsImage | None = None
         self._base_terms: dict[str, int] = {}
@@ -195,38 +222,94 @@ class SearchIndex:
             fresh = None
             if not self._paths and len(pending) == len(entries) > 1:  # a full pass into an empty index
                 fresh = self._build_whole(cache.load_image() if cache is not None else None, pending)
+                self._since = None  # a fold being built is of an index that is gone
             else:
+                since = self._since
                 for abs_path, entry in pending.items():
                     self._remove_file(abs_path)
+                    docs = None
                     if entry is not None:
-                        self._add_file(entry, self._documents(entry))
+                        docs = self._documents(entry)
+                        self._add_file(entry, docs)
                         self.docs_built += 1
-                base_postings = len(self._base.posting_docs) if self._base is not None else 0
-                if self._live_postings >= max(FOLD_MIN_LIVE_POSTINGS, base_postings * FOLD_LIVE_SHARE):
+                    if since is not None:
+                        since.pop(abs_path, None)  # applied again in the order last applied
+                        since[abs_path] = (entry, docs)
+                # Held (a first pass followed), the follower folds, outside the lock (`fold`).
+                if not self._folding and not self._changes.held and self.fold_due:
                     self._fold()
         if cache is not None and fresh is not None:
             cache.save_image(entries, fresh)
         return True
 
-    def compact(self, entries: Sequence[IndexedFile]) -> None:
+    @property
+    def fold_due(self) -> bool:
+        """The live part has grown past `FOLD_MIN_LIVE_POSTINGS` and `FOLD_LIVE_SHARE` of
+        the base's postings: time to fold it (`fold`)."""
+        base_postings = len(self._base.posting_docs) if self._base is not None else 0
+        return self._live_postings >= max(FOLD_MIN_LIVE_POSTINGS, base_postings * FOLD_LIVE_SHARE)
+
+    def compact(self, entries: Sequence[IndexedFile], while_building: Callable[[], None] | None = None) -> None:
         """After a full pass that was published piecewise (answered from a partial index
         while it ran), pack what was added since the base into a new base, and keep its
-        image for the next process: `entries` are the index's files now."""
-        self.catch_up()
-        with self._lock:
-            if not self._docs and not self._dead:
-                return
-            fresh = self._fold({e.abs_path: e.hash for e in entries})
-        if self._cache is not None:
+        image for the next process: `entries` are the index's files now (an image is only
+        kept of what is on disk). The caller applies the queued changes first, a few at a
+        time (`catch_up` with a limit): a request must not wait for thousands.
+
+        Packed without the lock queries take (`fold`), and saved outside it; `while_building`
+        is called once the snapshot is taken (a test holds the build open there)."""
+        fresh = self.fold(while_building)
+        if fresh is not None and self._cache is not None:
             self._cache.save_image(entries, fresh)
+
+    def fold(self, while_building: Callable[[], None] | None = None) -> PostingsImage | None:
+        """Fold the live part into a new base without holding the lock queries take:
+        snapshot under the lock (a few C-level copies), build outside it (`_build_fold`:
+        seconds on the kernel, where a request waited for the fold under the lock), then
+        swap the new base in under the lock and apply again the changes applied since the
+        snapshot (`_since`: the watcher's refreshes, a follower's chunk), so nothing is
+        lost. Queries meanwhile answer from the index as it was, and then as it is.
+
+        The base's image if the index is now exactly it (nothing came meanwhile; or
+        nothing to fold, as when another fold just ran), else None (also when the index
+        was rebuilt whole meanwhile, which makes the fold moot)."""
+        with self._fold_lock:
+            with self._lock:
+                if not self._docs and not self._dead:
+                    return self._base
+                source = self._snapshot()
+                self._folding, self._since = True, {}
+            try:
+                if while_building is not None:
+                    while_building()
+                built = self._build_fold(source)
+            except BaseException:
+                with self._lock:
+                    self._folding, self._since = False, None
+                raise
+            with self._lock:
+                replay = self._since
+                self._folding, self._since = False, None
+                if replay is None:
+                    return None
+                self._install(built)
+                for abs_path, (entry, docs) in replay.items():
+                    self._remove_file(abs_path)
+                    if entry is not None and docs is not None:
+                        self._add_file(entry, docs)
+            return None if replay else built.image
 
     # ------------------------------------------------------------------ the base
     def _set_base(self, image: PostingsImage, term_numbers: dict[str, int] | None = None) -> None:
         """Make `image` the whole index: no live documents, none dead. `term_numbers` is
         its terms -> their numbers, if the caller has it already."""
-        self._base = image
-        self._base_terms = term_numbers if term_numbers is not None else {t: n for n, t in enumerate(image.terms)}
-        self._base_docs = self._next_id = self._n_docs = len(image.symbols)
+        self._install(base_lookup(image, term_numbers))
+
+    def _install(self, base: BaseLookup) -> None:
+        """Make a prepared base the whole index (under the lock): assignments only."""
+        self._base = base.image
+        self._base_terms = base.terms
+        self._base_docs = self._next_id = self._n_docs = len(base.image.symbols)
         self._dead = set()
         self._dead_df = {}
         self._postings = {}
@@ -234,9 +317,9 @@ class SearchIndex:
         self._doc_terms = {}
         self._live_hashes = {}
         self._live_postings = 0
-        self._paths = dict(zip(image.files, image.paths))
-        self._by_file = file_ranges(image)
-        self._total_length = sum(image.doc_length)
+        self._paths = base.paths
+        self._by_file = base.by_file
+        self._total_length = base.total_length
 
     def _build_whole(
         self, image: PostingsImage | None, pending: Mapping[str, IndexedFile | None]
@@ -273,28 +356,59 @@ class SearchIndex:
         return fresh
 
     def _fold(self, hashes: Mapping[str, str] | None = None) -> PostingsImage:
-        """Pack the live documents (base and live parts) into a new base, numbered afresh
-        in document order, and return it: what one index holding exactly them would have
-        as its image (terms: the base's, then the live part's in the order its dicts hold
-        them). Streamed through an `ImageBuilder`, never all as dicts. `hashes` gives
-        every file's content hash (else the base's and the live files' own)."""
-        base, live = self._base, self._live_hashes
-        dropped: set[str] = set(live)
-        if base is not None:
-            dropped.update(f for f in base.files if f not in self._paths)
-        builder = ImageBuilder(base, dropped)
-        builder.register(self._postings)
-        postings, docs, doc_terms, by_file = self._postings, self._docs, self._doc_terms, self._by_file
-        for abs_path, hash_ in live.items():  # in the order they were added (as `_paths`)
+        """Pack the live documents (base and live parts) into a new base under the lock
+        (edits and tests; a followed pass folds outside it: `fold`) and return its image.
+        `hashes` gives every file's content hash (else the base's and the live files' own)."""
+        built = self._build_fold(self._snapshot(), hashes)
+        self._install(built)
+        return built.image
+
+    def _snapshot(self) -> _FoldSource:
+        """What `_build_fold` packs, taken under the lock: C-level copies of the lists it
+        iterates; the containers it only looks up in are referred to."""
+        base = self._base if self._base is not None else EMPTY_IMAGE
+        dropped = set(self._live_hashes)
+        dropped.update(set(base.files).difference(self._paths))
+        return _FoldSource(
+            base,
+            dropped,
+            list(self._live_hashes.items()),
+            list(self._postings),
+            self._postings,
+            self._docs,
+            self._doc_terms,
+            self._by_file,
+            self._paths,
+        )
+
+    def _build_fold(self, source: _FoldSource, hashes: Mapping[str, str] | None = None) -> BaseLookup:
+        """The live documents of `source` (base and live parts) packed into a new base,
+        numbered afresh in document order: what one index holding exactly them would have
+        as its image (terms: the base's, then the live part's in the order its dicts held
+        them). Streamed through an `ImageBuilder`, never all as dicts.
+
+        Runs with or without the lock. Without it, other threads may apply changes to the
+        live containers meanwhile; what it reads of a file is then still exact or the
+        file is skipped: a document's number is never reused while a fold is built (only
+        a new base renumbers, and none is installed meanwhile but by a whole rebuild,
+        which voids the fold), its postings never change, and a file changed since the
+        snapshot is applied again on top of the new base (`fold`)."""
+        builder = ImageBuilder(source.base, source.dropped)
+        builder.register(source.terms)
+        postings, docs, doc_terms, by_file = source.postings, source.docs, source.doc_terms, source.by_file
+        for abs_path, hash_ in source.live:  # in the order they were added (as `_paths`)
             rows: list[DocRow] = []
-            for doc_id in by_file.get(abs_path, ()):
-                d = docs[doc_id]
-                counts = {term: postings[term][doc_id] for term in doc_terms[doc_id]}
-                rows.append((d.symbol, d.kind, d.start_line, d.end_line, d.length, counts))
-            builder.add(abs_path, self._paths[abs_path], hash_, rows)
+            try:
+                for doc_id in by_file.get(abs_path, ()):
+                    d = docs[doc_id]
+                    counts = {term: postings[term][doc_id] for term in doc_terms[doc_id]}
+                    rows.append((d.symbol, d.kind, d.start_line, d.end_line, d.length, counts))
+                path = source.paths[abs_path]
+            except KeyError:  # removed since the snapshot
+                continue
+            builder.add(abs_path, path, hash_, rows)
         fresh, numbers = builder.finish(hashes)
-        self._set_base(fresh, numbers)
-        return fresh
+        return base_lookup(fresh, numbers)
 
     # ------------------------------------------------------------------ documents
     def _doc(self, doc_id: int) -> _Doc:

@@ -88,16 +88,23 @@ class WholeCounts:
                     self._counts[(entry.abs_path, entry.hash, counter.name)] = tokens
 
     def save(self) -> None:
-        """Write the counts made since the last call to the cache."""
+        """Write the counts made since the last call to the cache; those a store does not
+        take now (an image is being written: `IndexStore.record_tokens`) wait for the next."""
         with self._lock:
             unsaved, self._unsaved = self._unsaved, []
         by_root: dict[str, list[tuple[str, int]]] = {}
         for root, key, tokens in unsaved:
             by_root.setdefault(root, []).append((key, tokens))
         for root, counts in by_root.items():
-            store = self._store_for(root)
-            if store is not None:
-                store.record_tokens(counts)
+            self.record(root, counts)
+
+    def record(self, root: str, counts: list[tuple[str, int]]) -> None:
+        """Write counts (analysis key, count) to the cache of the folder at `root`, or keep
+        them for the next `save` if it cannot take them now."""
+        store = self._store_for(root)
+        if store is not None and not store.record_tokens(counts):
+            with self._lock:
+                self._unsaved.extend((root, key, tokens) for key, tokens in counts)
 
     def fill(
         self,
@@ -189,9 +196,12 @@ class PoolCounting:
                 batch = listed[at : at + COUNT_BATCH_FILES]
                 self._futures.append((root, self._pool.submit(count_batch, tokenizer, batch)))
 
-    def finish(self, store_for: StoreFor, stopped: threading.Event | None = None) -> dict[str, int]:
-        """Wait for the counts and write them to each folder's cache; the counts made, by
-        analysis key. Set `stopped` to give up on those not made yet."""
+    def finish(
+        self, record: Callable[[str, list[tuple[str, int]]], None], stopped: threading.Event | None = None
+    ) -> dict[str, int]:
+        """Wait for the counts and `record` them (folder root, counts) for the cache (e.g.
+        `WholeCounts.record`); the counts made, by analysis key. Set `stopped` to give up
+        on those not made yet."""
         made: dict[str, int] = {}
         try:
             for root, future in self._futures:
@@ -201,9 +211,8 @@ class PoolCounting:
                     counts = future.result()
                 except Exception:  # a worker that died: the counts are made on first use
                     continue
-                store = store_for(root)
-                if store is not None and counts:
-                    store.record_tokens(counts)
+                if counts:
+                    record(root, counts)
                 made.update(counts)
         finally:
             self._pool.shutdown(wait=True, cancel_futures=True)

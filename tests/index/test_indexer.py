@@ -124,6 +124,29 @@ def test_whole_file_counts_are_made_on_first_use_and_kept(tmp_path: Path) -> Non
     again.close()
 
 
+def test_whole_file_counts_made_while_an_image_is_written_are_saved_later(tmp_path: Path) -> None:
+    """Ensure that counts made while derived state is being written (`put_derived`, on a
+    connection of its own) are not written then, which would wait for SQLite's lock under
+    the lock a bundle reads units under, but kept and written by the next call."""
+    from ctx_lsp.index.workspace import Workspace
+
+    root = write_tree(tmp_path / "ws", {"a.py": "def f():\n    return 1\n"})
+    workspace = Workspace([root], Config())
+    workspace.index()
+    a = workspace.get(root / "a.py")
+    tokens = workspace.whole_tokens(a, counter_for(Config().tokenizer))
+    store = workspace.store_for(a.root)
+    assert store is not None and tokens > 0
+    with store._derived_lock:  # as while an image is written
+        workspace.save_counts()
+    assert workspace.whole_counts._unsaved
+    workspace.close()  # the next call: saved
+    again = Workspace([root], Config())
+    again.index()
+    assert again.get(root / "a.py").tokens == tokens
+    again.close()
+
+
 def test_minified_code_is_kept_out_and_counted(tmp_path: Path) -> None:
     """Ensure that a code file with a line of thousands of characters is not parsed but
     listed in status as `minified`, one that says a tool generated it as `generated`,

@@ -101,6 +101,73 @@ def test_requests_during_a_first_index_are_answered_from_it_and_say_so(held) -> 
     assert not search_warnings and any(h.path == "pkg/sub3/mod_3.py" for h in hits)
 
 
+class HeldBuilds:
+    """An `Engine.on_settle_build` hook: each image's build stops until the test lets it go."""
+
+    NAMES = ("search", "body", "graph")
+
+    def __init__(self, engine: Engine) -> None:
+        self.reached = {name: threading.Event() for name in self.NAMES}
+        self.go = {name: threading.Event() for name in self.NAMES}
+        engine.on_settle_build = self
+
+    def __call__(self, name: str) -> None:
+        self.reached[name].set()
+        assert self.go[name].wait(60), f"the test never let the {name} build go"
+
+
+def _answered(work) -> object:  # type: ignore[no-untyped-def]
+    """`work()` on a thread of its own: the test would hang, not fail, if it waited for a
+    lock the held build kept (a join that gives up is a failure, not a measure of time)."""
+    out: list[object] = []
+    thread = threading.Thread(target=lambda: out.append(work()), daemon=True)
+    thread.start()
+    thread.join(60)
+    assert out, "a request waited for the end of the pass"
+    return out[0]
+
+
+def test_requests_are_answered_while_the_end_of_a_pass_builds_its_images(held, tmp_path: Path) -> None:
+    """Ensure that the end of a pass answered partially builds the search, body and
+    graph images without the locks requests take: while each build is held open, a
+    search, a symbol lookup and a bundle are answered; a file changed on disk while the
+    first build runs is in the index once the images are swapped in; and the index then
+    answers as one indexed whole without partial answers does."""
+    engine, pass_ = held
+    builds = HeldBuilds(engine)
+    engine.index_in_background(0.1)
+    assert pass_.published.wait(60)
+    assert engine.search_with_warnings("copy_process")[1]  # answered partially: the settle will run
+    pass_.release.set()
+    ws = engine.roots[0]
+    query = {"query": "copy_process fails when fork runs", "budget": 2000}
+    for name in HeldBuilds.NAMES:
+        assert builds.reached[name].wait(60)
+        hits = _answered(lambda: engine.search("copy_process"))
+        assert [h.path for h in hits][:1] == ["a_kernel/fork.py"]  # type: ignore[attr-defined]
+        _answered(lambda: engine.symbol(parse_symbol({"name": "copy_process"})))
+        _answered(lambda: engine.bundle(parse_bundle(query)))
+        if name == "search":  # the watcher's refresh, while the images are built
+            (ws / "pkg/sub2/mod_9.py").write_text('"""Renamed."""\n\n\ndef renamed_helper(value):\n    return value\n')
+            engine.refresh([ws / "pkg/sub2/mod_9.py"])
+        builds.go[name].set()
+    assert engine._index_thread is not None
+    engine._index_thread.join(60)
+    assert not engine._index_thread.is_alive()
+    assert [h.path for h in engine.search("renamed_helper")][:1] == ["pkg/sub2/mod_9.py"]
+    assert not any(h.symbol == "helper_9" for h in engine.search("helper_9", 50))
+    assert len(engine.graph) == FILLER_FILES + 1
+
+    whole = Engine([ws], {"index": {"workers": 1, "cache": False}}, history_in_background=False)
+    try:
+        whole.index()
+        for words in ("copy_process", "renamed_helper value", "helper_3 module", "module value"):
+            assert engine.search(words, 50) == whole.search(words, 50)
+        assert engine.bundle(parse_bundle(query)).text == whole.bundle(parse_bundle(query)).text
+    finally:
+        whole.close()
+
+
 def test_the_files_being_worked_on_are_parsed_first(held) -> None:
     """Ensure that a file named as being worked on, and its folder, come before the rest
     of the walk, whatever their place in it."""

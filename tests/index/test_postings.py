@@ -217,3 +217,49 @@ def test_a_fold_numbers_terms_as_the_live_dicts_hold_them() -> None:
     image = index._fold()
     assert image.terms == ["x", "y"]
     assert _pack_image(image) == expected
+
+
+@dataclass
+class _Changed(_Entry):
+    """An entry with its documents (what `_documents` derives of it, here given)."""
+
+    docs: list[DocRow]
+
+
+def _apply(index: SearchIndex, changes: list[tuple[str, list[DocRow] | None]], version: str) -> None:
+    for i, (abs_path, docs) in enumerate(changes):
+        if docs is None:
+            index.update([abs_path], [])
+        else:
+            index.update([], [cast(Any, _Changed(abs_path, abs_path[4:], f"{version}{i}-{abs_path}", docs))])
+        index.catch_up()
+
+
+@settings(max_examples=100, deadline=None)
+@given(first=_files, steps=_steps, meanwhile=_steps)
+def test_a_fold_built_beside_changes_applies_them_again_on_its_base(
+    first: list[tuple[str, list[DocRow]]], steps: list, meanwhile: list
+) -> None:
+    """Ensure that a fold built outside the lock (`SearchIndex.fold`) while changes are
+    applied to the index (files added, changed, removed) swaps in a base on which those
+    changes are applied again: the index then answers as one that applied every change
+    under its lock; and that the fold returns the base's image only when nothing came
+    meanwhile (an image kept for the next process is of a state the index was in)."""
+    documents = cast(Any, lambda entry: entry.docs)
+    folded, reference = SearchIndex(documents=documents), SearchIndex(documents=documents)
+    for index in (folded, reference):
+        index.update([], [cast(Any, _Changed(f, f[4:], f"a-{f}", docs)) for f, docs in first])
+        index.catch_up()  # a base, if more than one file
+        _apply(index, steps, "b")
+    live = bool(folded._docs or folded._dead)  # else nothing to fold: no build, no hook
+    image = folded.fold(lambda: _apply(folded, meanwhile, "c"))
+    if live and meanwhile:
+        assert image is None
+    else:
+        assert image is folded._base
+    if not live:
+        _apply(folded, meanwhile, "c")
+    _apply(reference, meanwhile, "c")
+    queries = [*TERMS, "t0 t1", "t2 t5 t7", " ".join(TERMS)]
+    assert [folded.search(q, 100) for q in queries] == [reference.search(q, 100) for q in queries]
+    assert len(folded) == len(reference)

@@ -88,7 +88,7 @@ def test_a_worker_counts_as_a_bundle_would_and_skips_what_changed(tmp_path: Path
     (root / "pkg/uses.py").write_text("def changed():\n    return 2\n")  # after it was indexed
     counting = workspace.count_in_pool()
     assert counting is not None
-    assert len(counting.finish(workspace.store_for)) == 3  # core, keys, README: not uses.py, nor text
+    assert len(counting.finish(workspace.whole_counts.record)) == 3  # core, keys, README: not uses.py, nor text
     counter = counter_for(Config().tokenizer)
     expected = {
         rel: workspace.whole_tokens(workspace.get(root / rel), counter) for rel in ("pkg/core.py", "pkg/keys.py")

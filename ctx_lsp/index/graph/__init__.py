@@ -17,8 +17,9 @@ defines, or imports it. The jobs live in one module each, imports pointing down:
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -32,6 +33,12 @@ from ctx_lsp.index.graph.image import GraphImage
 from ctx_lsp.index.graph.modules import module_names, resolve_relative
 from ctx_lsp.index.graph.ranking import DefinitionRank, FileRank, PageRank, RankCache, RankResult, push, seeds
 from ctx_lsp.relevance import DEFINITION_FILES, DEFINITIONS_PER_FILE, FILES_LISTED
+
+log = logging.getLogger(__name__)
+
+EXPORT_ATTEMPTS = 3
+"""Exports of the graph's image (`ReferenceGraph.compact`) tried before giving up, each
+made void by a change applied while it ran."""
 
 __all__ = [
     "DefinitionRank",
@@ -76,6 +83,12 @@ class ReferenceGraph:
         self._edges = Edges()
         self._cache = cache
         self._pagerank = PageRank(cache)
+        self._hashes: dict[str, str] = {}
+        """The content hash of the entry each file's state was last derived from (what
+        an image records: the index's own entries may be ahead of the graph)."""
+        self._generation = 0
+        """Bumped under the lock by everything that changes the graph: an export made
+        without the lock holds if it did not move meanwhile."""
         self.from_image = False
         """The graph was restored from the cache's image (for tests and benchmarks)."""
 
@@ -106,6 +119,13 @@ class ReferenceGraph:
         pending = self._changes.drain(force, limit)
         if pending:
             with self._lock:
+                self._generation += 1
+                hashes = self._hashes
+                for abs_path, entry in pending.items():
+                    if entry is None:
+                        hashes.pop(abs_path, None)
+                    else:
+                        hashes[abs_path] = entry.hash
                 if not self._edges.facts and len(pending) > 1 and all(e is not None for e in pending.values()):
                     self._first_pass(pending)
                 else:
@@ -129,16 +149,37 @@ class ReferenceGraph:
         if self._cache is not None and left and on_disk:
             self._cache.save_graph(self._edges.export_image({f: e.hash for f, e in entries.items()}))
 
-    def compact(self, entries: Sequence[IndexedFile]) -> None:
+    def compact(self, entries: Sequence[IndexedFile], while_building: Callable[[], None] | None = None) -> None:
         """After a full pass that was published piecewise: keep an image of the graph it
-        ended with for the next process (the first pass saved one of its first files)."""
-        self.catch_up()
+        ended with for the next process (the first pass saved one of its first files).
+        `entries` are the index's files now (an image is only kept of what is on disk);
+        the caller applies the queued changes first, a few at a time.
+
+        The export reads every fact and edge (seconds on a large workspace), so it runs
+        without the lock requests take. A change applied meanwhile (`_generation` moved,
+        or a container it iterated changed size) makes it an image of no state the graph
+        was in: it is made again, at most `EXPORT_ATTEMPTS` times, else none is kept (the
+        next process derives what differs from the last image kept). `while_building` is
+        called before each export (a test holds it open there)."""
         if self._cache is None or any(e.overlay_version is not None for e in entries):
             return
-        with self._lock:
-            if not self._edges.facts:
-                return
-            graph_image = self._edges.export_image({e.abs_path: e.hash for e in entries if in_graph(e.language)})
+        for _ in range(EXPORT_ATTEMPTS):
+            with self._lock:
+                if not self._edges.facts:
+                    return
+                seen = self._generation
+            if while_building is not None:
+                while_building()
+            try:
+                graph_image = self._edges.export_image(self._hashes)
+            except (RuntimeError, KeyError):  # a dict resized, or an edge to a file come since
+                continue
+            with self._lock:
+                if self._generation == seen:
+                    break
+        else:
+            log.info("graph image not kept: changes kept coming while it was exported")
+            return
         self._cache.save_graph(graph_image)
 
     def warm_up(self, force: bool = False) -> None:
@@ -162,6 +203,7 @@ class ReferenceGraph:
             build = self._edges.tables_for_changes()
         tables = build()
         with self._lock:
+            self._generation += 1
             self._edges.install(tables)
 
     def __len__(self) -> int:
