@@ -97,6 +97,9 @@ class SymbolTable:
         pending = self._changes.drain(force, limit)
         if not pending:
             return False
+        # Names read each outline (from the cache, decoded): taken before the lock a
+        # lookup waits for.
+        names_of = {p: names_in(e.outline) if e is not None else frozenset() for p, e in pending.items()}
         with self._lock:
             for abs_path, entry in pending.items():
                 for name in self._names_of.pop(abs_path, ()):
@@ -107,7 +110,7 @@ class SymbolTable:
                 self._files.pop(abs_path, None)
                 if entry is None:
                     continue
-                names = names_in(entry.outline)
+                names = names_of[abs_path]
                 if names:
                     self._files[abs_path] = entry
                     self._names_of[abs_path] = names

@@ -27,7 +27,7 @@ from ctx_lsp.index.changes import ChangeQueue
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.graph import calls, definitions
 from ctx_lsp.index.graph.calls import SymbolRef
-from ctx_lsp.index.graph.edges import Edges, GraphSnapshot, name_factor, reference_units
+from ctx_lsp.index.graph.edges import Edges, GraphSnapshot, facts_of, name_factor, reference_units
 from ctx_lsp.index.graph.facts import in_graph
 from ctx_lsp.index.graph.image import GraphImage
 from ctx_lsp.index.graph.modules import module_names, resolve_relative
@@ -118,6 +118,11 @@ class ReferenceGraph:
         """Apply queued changes (at most `limit`); whether there were any."""
         pending = self._changes.drain(force, limit)
         if pending:
+            first = not self._edges.facts and len(pending) > 1 and all(e is not None for e in pending.values())
+            # A file's facts read its outline (from the cache, decoded): taken before the
+            # lock, which a request ranking files waits for (a first pass answered
+            # partially applies a chunk of files every few seconds).
+            known = None if first else facts_of(pending)
             with self._lock:
                 self._generation += 1
                 hashes = self._hashes
@@ -126,10 +131,10 @@ class ReferenceGraph:
                         hashes.pop(abs_path, None)
                     else:
                         hashes[abs_path] = entry.hash
-                if not self._edges.facts and len(pending) > 1 and all(e is not None for e in pending.values()):
+                if known is None and not self._edges.facts:
                     self._first_pass(pending)
                 else:
-                    self._edges.apply(pending)
+                    self._edges.apply(pending, known if known is not None else facts_of(pending))
         return bool(pending)
 
     def _first_pass(self, pending: Mapping[str, IndexedFile | None]) -> None:

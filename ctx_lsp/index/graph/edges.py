@@ -90,6 +90,11 @@ _NO_OUTLINE = Outline("text", "", (), (), (), (), 0, False)
 """The outline of a restored file that is gone: replaced (with its facts) before anyone reads it."""
 
 
+def facts_of(pending: Mapping[str, IndexedFile | None]) -> dict[str, FileFacts | None]:
+    """The graph's facts of each changed file (None for one removed, or not code)."""
+    return {p: facts_for(e) if e is not None else None for p, e in pending.items()}
+
+
 def _start(ends: array, i: int) -> int:
     return ends[i - 1] if i else 0
 
@@ -205,15 +210,21 @@ class Edges:
         self._nodes_changed = False
 
     # ------------------------------------------------------------------ applying changes
-    def apply(self, pending: Mapping[str, IndexedFile | None]) -> None:
-        """Apply index changes (an entry per added or changed file, None per removed one)."""
+    def apply(
+        self, pending: Mapping[str, IndexedFile | None], known: Mapping[str, FileFacts | None] | None = None
+    ) -> None:
+        """Apply index changes (an entry per added or changed file, None per removed one).
+        `known` holds the changed files' facts if the caller took them already (outside
+        the graph's lock: they read each outline)."""
+        if known is None:
+            known = facts_of(pending)
         if not self.facts:
-            self._build({p: f for p, e in pending.items() if e is not None and (f := facts_for(e))})
+            self._build({p: f for p, f in known.items() if f is not None})
             return
         self._index_uses()
         dirty: set[str] = set()
-        for abs_path, entry in pending.items():
-            new = facts_for(entry) if entry is not None else None
+        for abs_path in pending:
+            new = known[abs_path]
             old = self.facts.get(abs_path)
             if old is not None or new is not None:
                 self._apply(abs_path, old, new, dirty)
