@@ -24,6 +24,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from ctx_lsp.index.changes import ChangeQueue
+from ctx_lsp.index.collector import collector_paused
 from ctx_lsp.index.files import IndexedFile
 from ctx_lsp.index.graph import calls, definitions
 from ctx_lsp.index.graph.calls import SymbolRef
@@ -132,7 +133,8 @@ class ReferenceGraph:
                     else:
                         hashes[abs_path] = entry.hash
                 if known is None and not self._edges.facts:
-                    self._first_pass(pending)
+                    with collector_paused():  # millions of acyclic objects at once (`collector.py`)
+                        self._first_pass(pending)
                 else:
                     self._edges.apply(pending, known if known is not None else facts_of(pending))
         return bool(pending)
@@ -194,7 +196,8 @@ class ReferenceGraph:
         self.catch_up(force)
         with self._lock:
             if self._edges.facts:
-                self._pagerank.refresh(self._edges)
+                with collector_paused():  # a first refresh builds a row per file
+                    self._pagerank.refresh(self._edges)
 
     def prepare_for_changes(self) -> None:
         """Build the tables only changes need (a restored graph leaves them to its first
