@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 from ctx_lsp.index.store import CACHE_DIR_NAME, DB_FILE_NAME, IndexStore, StoredFile
@@ -137,3 +138,38 @@ def test_new_secret_opt_ins_rebuild_the_cache(tmp_path: Path) -> None:
     store.close()
     again = IndexStore.open(tmp_path, "o200k_base", "0")
     assert again.load_all() == {} and "rebuilt" in again.warnings[0]
+
+
+def test_units_blobs_are_stored_compressed_and_read_back_whole(tmp_path: Path) -> None:
+    """Ensure that a units blob is kept compressed in the database (the largest part of a
+    kernel cache) and comes back byte for byte: from the row, by key, and when a path is
+    pointed at a stored analysis whose blob the new row does not hold (`units=None`)."""
+    blob = b'{"owners":[]}\0' + bytes(range(256)) * 64
+    store = IndexStore.open(tmp_path, "o200k_base", "0")
+    store.put_many([replace(_row("a.py"), units=blob, key="k1"), replace(_row("b.py"), key="k2")])
+    store.put_many([replace(_row("c.py"), units=None, key="k1")])  # same content as a.py, lean row
+    store.close()
+    conn = sqlite3.connect(tmp_path / CACHE_DIR_NAME / DB_FILE_NAME)
+    stored = dict(conn.execute("SELECT key, units FROM analyses").fetchall())
+    conn.close()
+    assert len(stored["k1"]) < len(blob) // 4 and stored["k2"] == b""
+    again = IndexStore.open(tmp_path, "o200k_base", "0")
+    assert again.units_of("k1") == blob and again.units_of("k2") == b"" and again.units_of("nope") == b""
+    found = again.stored_analysis("k1", "d.py", 10, 1)
+    assert found is not None and found.units == blob
+    assert again.warnings == []
+
+
+def test_a_units_blob_that_does_not_decompress_reads_as_none(tmp_path: Path) -> None:
+    """Ensure that damaged stored units read as a file without units, never an exception."""
+    store = IndexStore.open(tmp_path, "o200k_base", "0")
+    store.put_many([replace(_row("a.py"), units=b"units", key="k1")])
+    store.close()
+    conn = sqlite3.connect(tmp_path / CACHE_DIR_NAME / DB_FILE_NAME)
+    with conn:
+        conn.execute("UPDATE analyses SET units=? WHERE key='k1'", (b"not zlib",))
+    conn.close()
+    again = IndexStore.open(tmp_path, "o200k_base", "0")
+    assert again.units_of("k1") == b""
+    found = again.stored_analysis("k1", "a.py", 10, 123)
+    assert found is not None and found.units == b""
