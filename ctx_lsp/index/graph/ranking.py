@@ -201,9 +201,14 @@ class PageRank:
         ids = self._ids
         total = sum(out.values())
         if ids_in_path_order:
-            pairs = sorted([(ids[t], w) for t, w in out.items()])
-        else:
-            pairs = [(ids[t], out[t]) for t in sorted(out)]
+            # Targets are distinct, so ordering positions by id alone gives the row that
+            # sorting (id, weight) pairs gave, comparing ints instead of tuples: 8M edges
+            # on the kernel, ~half of a warm start's rank refresh.
+            targets = list(map(ids.__getitem__, out))
+            weights = list(out.values())
+            order = sorted(range(len(targets)), key=targets.__getitem__)
+            return tuple([targets[i] for i in order]), tuple([weights[i] / total for i in order])
+        pairs = [(ids[t], out[t]) for t in sorted(out)]
         return tuple([i for i, _ in pairs]), tuple([w / total for _, w in pairs])
 
     def _new_id(self, f: str) -> int:
