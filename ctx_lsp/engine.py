@@ -105,10 +105,11 @@ REQUEST_PAUSE_S = 0.5
 REQUEST_INDEX_WAIT_S = 0.5
 """How long a server's request waits for a first index before it is answered from what is
 indexed so far: every request is answered within a second while a monorepo indexes."""
-FIRST_ANSWER_MAX_WAIT_S = 10.0
+UNPUBLISHED_MAX_WAIT_S = 300.0
 """How long a first request waits past `index_wait_s` for a first index to publish any
-file (the kernel's walk and first batches: ~3 s; a small workspace is indexed whole by
-then): answered empty only if nothing is ready by then."""
+file (the kernel's walk and first batches: ~3-5 s) or to end (a pass that parses fewer
+than `PUBLISH_MIN_PARSED` files publishes only then: a warm start, ~15-30 s on the
+kernel): answered empty only if neither came by then."""
 FIRST_ANSWER_POLL_S = 0.05
 CLI_INDEX_WAIT_S = 20.0
 """How long a one-shot CLI call waits for a first index before it answers from what is
@@ -330,6 +331,11 @@ class Engine:
         pause = self._step_aside if step_aside else _yield_interpreter
         for derived in (self.search_index, self.body_index, self.graph, self.symbols):
             pause()
+            if derived.empty:
+                # All published so far at once: a pass that reuses most of the cache (a
+                # branch switch) publishes tens of thousands of files first, restored
+                # from the cache's images here rather than applied 64 at a time.
+                derived.catch_up(force=True)
             while derived.catch_up(force=True, limit=CATCH_UP_CHUNK_FILES):
                 pause()
         for index in (self.search_index, self.body_index):
@@ -544,10 +550,12 @@ class Engine:
         wait = 0.0 if self._answered_partial.is_set() else self.index_wait_s
         if workspace.indexed_once.wait(wait):
             return ()
-        # Nothing published yet (the walk, the first batches; or a small pass, which
-        # publishes only when it ends): an empty answer helps nobody, so wait for the
-        # first files, a few seconds at most.
-        deadline = time.monotonic() + FIRST_ANSWER_MAX_WAIT_S
+        # Nothing published yet (the walk, the first batches; or a pass that parses
+        # little, which publishes only when it ends: a warm start reusing the cache): an
+        # empty answer helps nobody, so wait for the first files or the pass's end. (A
+        # warm start answered empty once the wait ran out, then followed its pass a
+        # chunk at a time: on a loaded 2-core machine the kernel's next bundle timed out.)
+        deadline = time.monotonic() + UNPUBLISHED_MAX_WAIT_S
         while not workspace.partial.is_set() and time.monotonic() < deadline:
             if workspace.indexed_once.wait(FIRST_ANSWER_POLL_S):
                 return ()

@@ -198,6 +198,12 @@ class SearchIndex:
         self.catch_up()
         return self._n_docs
 
+    @property
+    def empty(self) -> bool:
+        """No file applied yet (queued changes not counted): the next catch-up of a full
+        pass builds the whole index, from the cache's image if there is one."""
+        return not self._paths
+
     def update(self, removed: Sequence[str], updated: Sequence[IndexedFile]) -> None:
         """Queue index changes; they are applied on the next search (or `catch_up`).
 

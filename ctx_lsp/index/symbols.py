@@ -118,6 +118,11 @@ class SymbolTable:
                         self._by_name.setdefault(name, set()).add(abs_path)
         return True
 
+    @property
+    def empty(self) -> bool:
+        """No file applied yet (queued changes not counted)."""
+        return not self._files
+
     def files_defining(self, names: Iterable[str]) -> list[IndexedFile]:
         """The files defining any of `names`, in path order."""
         self.catch_up()

@@ -235,3 +235,34 @@ def test_priorities_rank_working_files_their_folders_imports_and_task_words() ->
     p.note_task("fork")  # nothing new
     p.note_working(["/ws/kernel/exit.c"])
     assert p.version == v
+
+
+def test_a_pass_that_reuses_the_cache_is_answered_from_its_images(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ensure that when a pass that publishes piecewise mostly reuses the cache (a branch
+    switch: hundreds of files to parse among thousands known), the first partial answer
+    restores the derived indexes from the cache's images and derives only what changed,
+    instead of applying every published file a chunk at a time."""
+    monkeypatch.setattr(indexer, "PUBLISH_INTERVAL_S", 0.0)
+    base = {f"lib/old_{i}.py": f"def old_{i}(value):\n    return value * {i}\n" for i in range(300)}
+    root = write_tree(tmp_path / "ws", base)
+    first = Engine([root], {"index": {"workers": 1}}, history_in_background=False)
+    first.index()
+    first.warm_up()  # the images the next process starts from
+    first.close()
+    write_tree(root, {f"pkg/new_{i}.py": f"def new_{i}(value):\n    return value + {i}\n" for i in range(FILLER_FILES)})
+
+    engine = Engine([root], {"index": {"workers": 1}}, history_in_background=False)
+    pass_ = HeldPass(engine)
+    try:
+        engine.index_in_background(0.1)
+        assert pass_.published.wait(60)
+        published = len(engine.workspace.files)
+        assert published > 300  # the reused files and the first parsed ones
+        hits, warnings = engine.search_with_warnings("old value")
+        assert warnings and hits
+        assert engine.search_index.docs_built <= published - 300  # the 300 reused: from the image
+    finally:
+        pass_.release.set()
+        engine.close()

@@ -218,6 +218,12 @@ class ReferenceGraph:
         self.catch_up()
         return len(self._edges.facts)
 
+    @property
+    def empty(self) -> bool:
+        """No file applied yet (queued changes not counted): the next catch-up of a full
+        pass restores the cache's image or builds the graph at once (`_first_pass`)."""
+        return not self._edges.facts
+
     def __contains__(self, abs_path: object) -> bool:
         self.catch_up()
         return abs_path in self._edges.facts
