@@ -7,30 +7,27 @@ holds no pygls types: requests and results are the core's dataclasses.
 
 from __future__ import annotations
 
-import functools
 import gc
 import logging
-import math
 import os
 import threading
-import time
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ctx_lsp import __version__
+from ctx_lsp.activity import Activity
 from ctx_lsp.assembly import pipeline
 from ctx_lsp.assembly.budget import plan_budget
 from ctx_lsp.code.tiers import render
 from ctx_lsp.config import LoadedConfig, load
 from ctx_lsp.contributors.base import RenderCache
 from ctx_lsp.errors import CtxError
+from ctx_lsp.first_pass import CLI_INDEX_WAIT_S, REQUEST_INDEX_WAIT_S, FirstPass
 from ctx_lsp.history.windowing import WindowResult, window_messages
 from ctx_lsp.index.body_terms import body_index
 from ctx_lsp.index.derived import DerivedCache
-from ctx_lsp.index.files import CHARS_PER_TOKEN_ESTIMATE
 from ctx_lsp.index.graph import ReferenceGraph
 from ctx_lsp.index.history_loader import HistoryLoader
 from ctx_lsp.index.history_signals import HistorySignals
@@ -39,6 +36,7 @@ from ctx_lsp.index.store import UnsafeCache, cache_file
 from ctx_lsp.index.symbols import SymbolTable, lookup
 from ctx_lsp.index.watch import Watcher
 from ctx_lsp.index.workspace import IndexStats, ProgressFn, Refresh, Workspace
+from ctx_lsp.status import StatusReport, WatcherStatus, file_counts, indexing_state
 from ctx_lsp.tokens import TokenCounter, counter_for
 
 if TYPE_CHECKING:  # imported where used: most processes (a CLI bundle) never read library docs
@@ -57,7 +55,17 @@ from ctx_lsp.vocabulary import (
     WindowRequest,
 )
 
-__all__ = ["BundleRequest", "Engine", "Focus", "OutlineResult", "StatusReport", "SymbolRequest", "WindowRequest"]
+__all__ = [
+    "CLI_INDEX_WAIT_S",
+    "REQUEST_INDEX_WAIT_S",
+    "BundleRequest",
+    "Engine",
+    "Focus",
+    "OutlineResult",
+    "StatusReport",
+    "SymbolRequest",
+    "WindowRequest",
+]
 """The requests are re-exported: callers of the engine's Python API build them."""
 
 log = logging.getLogger(__name__)
@@ -67,63 +75,6 @@ GC_YOUNG_THRESHOLD = 20_000
 `Engine.warm_up`); the default is 700."""
 
 
-class Activity:
-    """Whether requests are being answered, for background work that should wait for a
-    pause (the watcher's reconcile): on 2 cores a scan in another thread takes half the
-    interpreter from the requests of those moments (Django, LSP 8K: p50 30 -> 58 ms while
-    the watcher's first reconcile ran)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._active = 0
-        self._last_end = 0.0
-
-    def __enter__(self) -> Activity:
-        with self._lock:
-            self._active += 1
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        with self._lock:
-            self._active -= 1
-            self._last_end = time.monotonic()
-
-    def busy(self) -> bool:
-        """A request is running now (the history read steps aside while one does)."""
-        with self._lock:
-            return self._active > 0
-
-    def serving(self) -> bool:
-        """A request is running, or one ended less than REQUEST_PAUSE_S ago (an agent's
-        requests come back to back)."""
-        with self._lock:
-            return self._active > 0 or time.monotonic() - self._last_end < REQUEST_PAUSE_S
-
-
-REQUEST_PAUSE_S = 0.5
-
-REQUEST_INDEX_WAIT_S = 0.5
-"""How long a server's request waits for a first index before it is answered from what is
-indexed so far: every request is answered within a second while a monorepo indexes."""
-UNPUBLISHED_MAX_WAIT_S = 300.0
-"""How long a first request waits past `index_wait_s` for a first index to publish any
-file (the kernel's walk and first batches: ~3-5 s) or to end (a pass that parses fewer
-than `PUBLISH_MIN_PARSED` files publishes only then: a warm start, ~15-30 s on the
-kernel): answered empty only if neither came by then."""
-FIRST_ANSWER_POLL_S = 0.05
-CLI_INDEX_WAIT_S = 20.0
-"""How long a one-shot CLI call waits for a first index before it answers from what is
-indexed so far (the kernel's fresh clone: ~4 minutes to index on 2 cores)."""
-CATCH_UP_INTERVAL_S = 3.0
-"""While requests are answered from a partial index, how often the indexing thread brings
-the search postings and the graph up to date with what it has parsed."""
-CATCH_UP_CHUNK_FILES = 64
-"""Files applied under one hold of a derived index's lock while a pass is answered from."""
-CATCH_UP_STEP_ASIDE_MAX_S = 2.0
-"""How long catching up waits, before each chunk, for requests being answered to end: on
-2 cores beside the pass's workers, a request sharing the interpreter with the catch-up
-got a third of it (a 7K-file kernel subtree: 2K bundles of 1.2 s of CPU took 2-10 s)."""
-CATCH_UP_STEP_ASIDE_POLL_S = 0.02
 INDEX_STOP_WAIT_S = 30.0
 """How long closing an engine waits for a stopped pass to put its last batches away."""
 
@@ -151,73 +102,6 @@ class OutlineResult:
     content: str
     truncated: bool
     symbols: tuple[SymbolInfo, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class WatcherStatus:
-    state: str
-    """starting (watches not in place yet) | watching | polling (the native watcher failed) |
-    stopped | failed | off"""
-    error: str | None
-    events: int
-    reconciles: int = 0  # scans that brought the index in line after a storm or a failure
-    lost_events: bool = False  # a storm or a failure may have dropped events (reconciled)
-
-
-@dataclass(frozen=True, slots=True)
-class StatusReport:
-    """Everything `ctx.status` and `ctx-lsp status` show."""
-
-    version: str
-    folders: tuple[str, ...]
-    indexing: Literal[False] | dict[str, Any]
-    """false, or while a full pass runs `{done, total, phase}`: files ready so far (requests
-    are answered from them), files found so far, and `scanning` | `parsing` | `starting`."""
-    files_indexed: int
-    files_by_language: dict[str, int]
-    symbols_by_language: dict[str, int]
-    syntax_errors: dict[str, int]
-    """Files per language whose parse had errors: outlined from tree-sitter's recovery,
-    so some of their definitions may be missing or cut."""
-    skipped: dict[str, int]
-    too_large: tuple[str, ...]
-    ignored_dirs: int
-    problems: tuple[str, ...]
-    secrets: dict[str, dict[str, int]]
-    """Never paths: `kept_out` counts the files left out as secrets by kind (by name or by
-    content), `masked` the indexed files whose tokens are masked, by kind of token."""
-    refused: dict[str, str]
-    """Indexed files refused when read since the last index (path → reason): swapped for
-    a link out of the workspace, a FIFO or a device, grown past the size limit."""
-    symbols: int
-    tokens: int
-    """Exact, of the code and markdown files counted so far (a file is counted when first
-    shown, not at indexing)."""
-    tokens_estimated: int
-    """Estimated (chars/4) for the rest: other text files, and code not counted yet."""
-    tokenizer: str
-    open_documents: int
-    watcher: WatcherStatus
-    cache: dict[str, Any]
-    config: dict[str, Any]
-    last_index: dict[str, Any]
-    last_snapshot: Snapshot | None = None
-    history: dict[str, Any] = field(default_factory=dict)
-    """What the repository's history holds: `status` (commits read from which HEAD, or why
-    none, or `reading…` while the first read runs in the background), `commits`, `read_s`,
-    `reading`; a refused or broken repository is also under `problems`."""
-
-
-def _indexing(workspace: Workspace) -> Literal[False] | dict[str, Any]:
-    """Status's `indexing`: false, or how far the running pass is (not started is not done)."""
-    progress = workspace.progress
-    if not (progress.running or workspace.indexing):
-        return False
-    return {"done": progress.done, "total": progress.total, "phase": progress.phase}
-
-
-def _yield_interpreter() -> None:
-    time.sleep(0)  # let a waiting request take the lock (and the GIL)
 
 
 class Engine:
@@ -253,15 +137,12 @@ class Engine:
         self.workspace.subscribe(self.graph.update)
         self.symbols = SymbolTable()
         self.workspace.subscribe(self.symbols.update)
-        self._answered_partial = threading.Event()
-        self._partial_lock = threading.Lock()
-        self._last_catch_up = 0.0
-        self._published = threading.Event()
-        """Set by a publish while requests are answered from a partial index."""
-        """A request was answered from a partial index during the running first pass."""
-        self.workspace.subscribe(self._catch_up_while_indexing)
         self._reindex_lock = threading.Lock()
         self.activity = Activity()
+        self.first_pass = FirstPass(
+            self.workspace, (self.search_index, self.body_index), self.graph, self.symbols, self.activity
+        )
+        """How requests are answered while a first index runs (`first_pass.py`)."""
         self._history: HistoryLoader | None = None
         self._history_in_background = history_in_background
         self._index_thread: threading.Thread | None = None
@@ -272,10 +153,6 @@ class Engine:
         self._history_lock = threading.Lock()
         self._counting: threading.Thread | None = None
         self._stop_counting = threading.Event()
-        self.on_settle_build: Callable[[str], None] | None = None
-        """Called with "search", "body" or "graph" on the indexing thread while the end of
-        a pass answered partially builds that image without the locks requests take
-        (`_settle_piecewise`): a test holds it open to show that requests are answered."""
 
     @property
     def counter(self) -> TokenCounter:
@@ -284,94 +161,15 @@ class Engine:
     # ------------------------------------------------------------------ lifecycle
     def index(self, progress: ProgressFn | None = None, *, force: bool = False) -> IndexStats:
         with self._reindex_lock:
-            self.workspace.partial.clear()
-            self._answered_partial.clear()
+            self.first_pass.begin()
             try:
                 stats = self.workspace.index(progress, force=force)
-                if self._answered_partial.is_set():
-                    self._settle_piecewise()  # requests still hold off applying changes meanwhile
+                self.first_pass.settle_if_followed()
             finally:
-                with self._partial_lock:  # a request setting the hold sees the pass over, or is undone here
-                    self._hold_derived(False)
+                self.first_pass.end()
         if self._history_in_background:
             self.start_history()
         return stats
-
-    def _catch_up_while_indexing(self, removed: Sequence[str], updated: Sequence[object]) -> None:
-        """A workspace listener: once a request has been answered from a partial index,
-        the search postings, the graph (with its rank) and the symbol table follow the
-        pass on a thread of their own (`_follow_pass`), and queries hold off applying
-        changes themselves: a request only ranks what is there, instead of deriving the
-        files parsed since the last one. Not on the indexing thread: the pool's batches
-        wait for it to consume them, and the derivation starved the workers (the kernel's
-        first pass ran its two workers at a third of a core each)."""
-        if self._answered_partial.is_set() and self.workspace.indexing:
-            self._published.set()
-
-    def _follow_pass(self) -> None:
-        """Apply what a first pass publishes, at most every `CATCH_UP_INTERVAL_S`, until
-        the pass ends (the pass's end packs and saves what was derived)."""
-        workspace = self.workspace
-        while workspace.indexing or not workspace.indexed_once.is_set():
-            if not self._published.wait(CATCH_UP_INTERVAL_S):
-                continue
-            self._published.clear()
-            wait = self._last_catch_up + CATCH_UP_INTERVAL_S - time.monotonic()
-            if wait > 0:
-                time.sleep(wait)
-            try:
-                self._catch_up_derived(step_aside=True)
-            except Exception:  # the next one tries again; requests still answer
-                log.exception("following the first index failed")
-            self._last_catch_up = time.monotonic()
-
-    def _catch_up_derived(self, step_aside: bool = False) -> None:
-        """Apply what the pass has published, a chunk at a time: requests take the same
-        locks, and one holding them for seconds of derivation would make them wait."""
-        pause = self._step_aside if step_aside else _yield_interpreter
-        for derived in (self.search_index, self.body_index, self.graph, self.symbols):
-            pause()
-            if derived.empty:
-                # All published so far at once: a pass that reuses most of the cache (a
-                # branch switch) publishes tens of thousands of files first, restored
-                # from the cache's images here rather than applied 64 at a time.
-                derived.catch_up(force=True)
-            while derived.catch_up(force=True, limit=CATCH_UP_CHUNK_FILES):
-                pause()
-        for index in (self.search_index, self.body_index):
-            if index.fold_due:  # held, they leave their folds to this thread, made outside their locks
-                index.fold()
-        pause()
-        self.graph.warm_up(force=True)  # the rank, with nothing left to apply
-
-    def _step_aside(self) -> None:
-        """Let the requests being answered finish first (at most CATCH_UP_STEP_ASIDE_MAX_S)."""
-        deadline = time.monotonic() + CATCH_UP_STEP_ASIDE_MAX_S
-        time.sleep(0)  # a request waiting for the lock (and the interpreter) takes it
-        while self.activity.busy() and time.monotonic() < deadline:
-            time.sleep(CATCH_UP_STEP_ASIDE_POLL_S)
-
-    def _hold_derived(self, held: bool) -> None:
-        for derived in (self.search_index, self.body_index, self.graph, self.symbols):
-            derived.hold_changes(held)
-
-    def _settle_piecewise(self) -> None:
-        """A pass published piecewise: pack the postings built file by file and keep the
-        images (postings, graph) the next process starts from.
-
-        Requests keep answering meanwhile (on a 7K-file kernel subtree one waited 44 s
-        here when this ran under their locks): queries still hold off applying changes,
-        so what the pass published last is applied here a chunk at a time first; the
-        images are built without the locks requests take and swapped in under them
-        (`SearchIndex.fold`, `ReferenceGraph.compact`); then what came meanwhile (the
-        watcher's refreshes) is applied the same way, before `index` lets requests apply
-        changes again."""
-        self._catch_up_derived()
-        entries = list(self.workspace.files.values())
-        hook = self.on_settle_build
-        for name, derived in (("search", self.search_index), ("body", self.body_index), ("graph", self.graph)):
-            derived.compact(entries, None if hook is None else functools.partial(hook, name))
-        self._catch_up_derived()
 
     def warm_up(self) -> None:
         """Build what the first bundle would otherwise wait for: the search postings and the
@@ -537,41 +335,18 @@ class Engine:
             return self.search_index.search(query, limit), warnings
 
     def await_index(self) -> tuple[str, ...]:
-        """Wait for the first full pass, at most `index_wait_s` (None: until it ends), and
-        say so when the answer must come from what is indexed so far.
+        """Wait for the first full pass, at most `index_wait_s`, then answer from what is
+        indexed so far (`FirstPass.await_index`); the warnings say so."""
+        return self.first_pass.await_index(self.index_wait_s)
 
-        A monorepo's first index takes minutes, and an agent asks in the first seconds; a
-        server answers within a second from the files ready (parsed first those the
-        requests name: `IndexPriorities`), with a warning that says how far the index is.
-        Once a first pass is done, later ones (a re-index) never make requests wait."""
-        workspace = self.workspace
-        # Once one request was answered from a partial index, the next ones do not wait:
-        # the pass will not end within the wait, and every request pays it otherwise.
-        wait = 0.0 if self._answered_partial.is_set() else self.index_wait_s
-        if workspace.indexed_once.wait(wait):
-            return ()
-        # Nothing published yet (the walk, the first batches; or a pass that parses
-        # little, which publishes only when it ends: a warm start reusing the cache): an
-        # empty answer helps nobody, so wait for the first files or the pass's end. (A
-        # warm start answered empty once the wait ran out, then followed its pass a
-        # chunk at a time: on a loaded 2-core machine the kernel's next bundle timed out.)
-        deadline = time.monotonic() + UNPUBLISHED_MAX_WAIT_S
-        while not workspace.partial.is_set() and time.monotonic() < deadline:
-            if workspace.indexed_once.wait(FIRST_ANSWER_POLL_S):
-                return ()
-        progress = workspace.progress
-        with self._partial_lock:
-            if not self._answered_partial.is_set():  # the first partial answer: derive what is there
-                self._catch_up_derived()
-                self._last_catch_up = time.monotonic()
-                if workspace.indexing:
-                    self._hold_derived(True)
-                    threading.Thread(target=self._follow_pass, name="ctx-lsp-follow-index", daemon=True).start()
-                self._answered_partial.set()
-        return (
-            f"indexing: {progress.done:,} of {progress.total:,} files ready so far ({progress.phase}); "
-            "this answer holds only what is indexed so far: ask again when ctx.status says indexing is done",
-        )
+    @property
+    def on_settle_build(self) -> Callable[[str], None] | None:
+        """A hook a test holds the end of a partially answered pass with (`FirstPass`)."""
+        return self.first_pass.on_settle_build
+
+    @on_settle_build.setter
+    def on_settle_build(self, hook: Callable[[str], None] | None) -> None:
+        self.first_pass.on_settle_build = hook
 
     def symbol(self, request: SymbolRequest) -> SymbolResult:
         """ctx/symbol: one symbol's code on demand (`index/symbols.py`). A path outside the
@@ -742,14 +517,7 @@ class Engine:
     def status(self) -> StatusReport:
         ws = self.workspace
         files = ws.files
-        by_lang = Counter(f.language for f in files.values())
-        symbols_by_lang: Counter[str] = Counter()
-        errors_by_lang: Counter[str] = Counter()
-        for f in files.values():
-            if f.symbols:
-                symbols_by_lang[f.language] += f.symbols
-            if f.has_errors:
-                errors_by_lang[f.language] += 1
+        counts = file_counts(files.values())
         stats = ws.stats
         watcher = self.watcher
         loader = self._history_loader(start=False)
@@ -767,29 +535,23 @@ class Engine:
         return StatusReport(
             version=__version__,
             folders=tuple(str(r) for r in ws.roots),
-            indexing=_indexing(ws),
+            indexing=indexing_state(ws),
             files_indexed=len(files),
-            files_by_language=dict(sorted(by_lang.items())),
-            symbols_by_language=dict(sorted(symbols_by_lang.items())),
-            syntax_errors=dict(sorted(errors_by_lang.items())),
+            files_by_language=counts.by_language,
+            symbols_by_language=counts.symbols_by_language,
+            syntax_errors=counts.syntax_errors,
             skipped=dict(sorted(stats.skipped.items())),
             too_large=tuple(stats.too_large[:50]),
             ignored_dirs=stats.ignored_dirs,
             problems=(*ws.problems(), *history_problems),
             secrets={
                 "kept_out": dict(sorted(stats.secret_kinds.items())),
-                "masked": dict(
-                    sorted(Counter(k for f in files.values() if f.masked for k in f.masked.split(",")).items())
-                ),
+                "masked": counts.masked,
             },
             refused=ws.refused(),
-            symbols=sum(f.symbols for f in files.values()),
-            tokens=sum(f.tokens for f in files.values() if f.tokens_exact),
-            tokens_estimated=sum(
-                f.tokens if f.tokens_counted else math.ceil(f.size / CHARS_PER_TOKEN_ESTIMATE)
-                for f in files.values()
-                if not (f.tokens_exact and f.tokens_counted)
-            ),
+            symbols=counts.symbols,
+            tokens=counts.tokens,
+            tokens_estimated=counts.tokens_estimated,
             tokenizer=self.loaded.config.tokenizer,  # the name: status must not load the encoding (~1 s)
             open_documents=len(ws.overlay_paths()),
             watcher=WatcherStatus(

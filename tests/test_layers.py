@@ -9,7 +9,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ctx_lsp"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("vocabulary", "errors", "relevance"),
-    ("cancel", "allocator"),
+    ("cancel", "allocator", "activity"),
     ("gate",),
     ("tokens",),
     ("config",),
@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("contributors",),
     ("assembly",),
     ("params", "wire"),
+    ("first_pass", "status"),
     ("engine",),
     ("server", "mcp", "daemon"),
     ("cli",),
