@@ -41,6 +41,7 @@ import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 from ctx_lsp.index.unit_postings import UNITS_VERSION
 from ctx_lsp.index.versions import outlines_version
@@ -302,30 +303,26 @@ class IndexStore:
 
     def outline_of(self, key: str) -> str | None:
         """The outline JSON stored under an analysis key (None if none, or unreadable)."""
-        with self._lock:
-            try:
-                row = self._conn.execute("SELECT outline FROM analyses WHERE key=?", (key,)).fetchone()
-            except sqlite3.Error:
-                return None
-        return row[0] if row is not None else None
+        return self._column("outline", key)
 
     def units_of(self, key: str) -> bytes:
         """The units blob stored under an analysis key (b"" if none, or unreadable)."""
-        with self._lock:
-            try:
-                row = self._conn.execute("SELECT units FROM analyses WHERE key=?", (key,)).fetchone()
-            except sqlite3.DatabaseError:
-                return b""
-        return _units_read(row[0]) if row is not None else b""
+        value = self._column("units", key)
+        return _units_read(value) if value is not None else b""
 
     def _stored_units(self, key: str) -> bytes:
         """The units column under `key` as stored (compressed), to copy into a new row."""
+        value = self._column("units", key)
+        return bytes(value) if value is not None else b""
+
+    def _column(self, column: Literal["outline", "units"], key: str) -> Any:
+        """One column of the analysis under `key`; None if there is none, or unreadable."""
         with self._lock:
             try:
-                row = self._conn.execute("SELECT units FROM analyses WHERE key=?", (key,)).fetchone()
-            except sqlite3.DatabaseError:
-                return b""
-        return bytes(row[0]) if row is not None else b""
+                row = self._conn.execute(f"SELECT {column} FROM analyses WHERE key=?", (key,)).fetchone()
+            except sqlite3.Error:
+                return None
+        return row[0] if row is not None else None
 
     def known(self, key: str) -> bool:
         """Whether an analysis is stored under `key` (content seen before)."""
